@@ -1,0 +1,214 @@
+"""One exception family for everything a2a_trio raises.
+
+::
+
+    A2AError                         a protocol error a remote peer can see (code, message, data)
+    ├── JSONRPCError                 JSON-RPC 2.0 framing errors
+    │   ├── ParseError               -32700  body is not JSON
+    │   ├── InvalidRequestError      -32600  not a JSON-RPC request
+    │   ├── MethodNotFoundError      -32601  unknown method
+    │   ├── InvalidParamsError       -32602  params fail validation (carries a JSON path)
+    │   └── InternalError            -32603  a server fault, never with internals
+    ├── TaskNotFoundError            -32001
+    ├── TaskNotCancelableError       -32002
+    ├── PushNotificationNotSupportedError  -32003
+    ├── UnsupportedOperationError    -32004
+    ├── ContentTypeNotSupportedError -32005
+    ├── InvalidAgentResponseError    -32006
+    ├── ExtendedAgentCardNotConfiguredError -32007
+    ├── ExtensionSupportRequiredError -32008
+    ├── VersionNotSupportedError     -32009
+    └── AuthenticationRequiredError  -32001 on the legacy dialect, 401 on HTTP
+    AgentMisuseError                 a programming error in an agent (local, never sent as-is)
+
+Every protocol error knows its JSON-RPC code, HTTP status and gRPC status (A2A v1.0 §5.4), so
+bindings map errors and handlers simply raise.  This module imports nothing from the rest of the
+package: the wire codecs raise ``InvalidParamsError`` too.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from .model import JsonValue
+
+
+class A2AError(Exception):
+    """A protocol error: what a client receives as a JSON-RPC error or HTTP problem."""
+
+    code: ClassVar[int] = -32603
+    http_status: ClassVar[int] = 500
+    grpc_status: ClassVar[str] = "INTERNAL"
+    default_message: ClassVar[str] = "Internal error"
+
+    def __init__(self, message: str | None = None, *, data: JsonValue = None) -> None:
+        self.message = message or self.default_message
+        self.data = data
+        super().__init__(self.message)
+
+
+class JSONRPCError(A2AError):
+    """Errors of the JSON-RPC 2.0 envelope itself."""
+
+
+class ParseError(JSONRPCError):
+    code = -32700
+    http_status = 400
+    grpc_status = "INVALID_ARGUMENT"
+    default_message = "Parse error: the request body is not valid JSON"
+
+
+class InvalidRequestError(JSONRPCError):
+    code = -32600
+    http_status = 400
+    grpc_status = "INVALID_ARGUMENT"
+    default_message = "Invalid request: not a JSON-RPC 2.0 request object"
+
+
+class MethodNotFoundError(JSONRPCError):
+    code = -32601
+    http_status = 404
+    grpc_status = "UNIMPLEMENTED"
+    default_message = "Method not found"
+
+
+class InvalidParamsError(JSONRPCError):
+    """Input that does not fit the schema; ``path`` says where, ``reason`` says what is wrong."""
+
+    code = -32602
+    http_status = 400
+    grpc_status = "INVALID_ARGUMENT"
+    default_message = "Invalid params"
+
+    def __init__(self, reason: str, *, path: str = "") -> None:
+        self.path = path
+        self.reason = reason
+        text = f"{path}: {reason}" if path else reason
+        super().__init__(text, data={"path": path, "reason": reason} if path else None)
+
+    def under(self, prefix: str) -> InvalidParamsError:
+        """The same error with its path rooted under ``prefix`` (e.g. ``params``)."""
+        path = prefix + self.path.removeprefix("$") if self.path else prefix
+        return InvalidParamsError(self.reason, path=path)
+
+
+class InternalError(JSONRPCError):
+    code = -32603
+    http_status = 500
+    grpc_status = "INTERNAL"
+    default_message = "Internal error"
+
+
+class TaskNotFoundError(A2AError):
+    code = -32001
+    http_status = 404
+    grpc_status = "NOT_FOUND"
+    default_message = "Task not found"
+
+
+class TaskNotCancelableError(A2AError):
+    code = -32002
+    http_status = 409
+    grpc_status = "FAILED_PRECONDITION"
+    default_message = "Task cannot be canceled"
+
+
+class PushNotificationNotSupportedError(A2AError):
+    code = -32003
+    http_status = 400
+    grpc_status = "UNIMPLEMENTED"
+    default_message = "Push notifications are not supported"
+
+
+class UnsupportedOperationError(A2AError):
+    code = -32004
+    http_status = 400
+    grpc_status = "UNIMPLEMENTED"
+    default_message = "This operation is not supported"
+
+
+class ContentTypeNotSupportedError(A2AError):
+    code = -32005
+    http_status = 415
+    grpc_status = "INVALID_ARGUMENT"
+    default_message = "Incompatible content types"
+
+
+class InvalidAgentResponseError(A2AError):
+    code = -32006
+    http_status = 502
+    grpc_status = "INTERNAL"
+    default_message = "Invalid agent response"
+
+
+class ExtendedAgentCardNotConfiguredError(A2AError):
+    code = -32007
+    http_status = 400
+    grpc_status = "FAILED_PRECONDITION"
+    default_message = "No extended agent card is configured"
+
+
+class ExtensionSupportRequiredError(A2AError):
+    code = -32008
+    http_status = 400
+    grpc_status = "FAILED_PRECONDITION"
+    default_message = "A required extension is not supported by the client"
+
+
+class VersionNotSupportedError(A2AError):
+    code = -32009
+    http_status = 400
+    grpc_status = "UNIMPLEMENTED"
+    default_message = "This A2A protocol version is not supported"
+
+
+class AuthenticationRequiredError(A2AError):
+    code = -32001
+    http_status = 401
+    grpc_status = "UNAUTHENTICATED"
+    default_message = "Authentication required"
+
+
+class ContextMismatchError(InvalidParamsError):
+    """A follow-up message names a task but a different context."""
+
+
+class AgentMisuseError(Exception):
+    """An agent used the API wrongly (a local programming error, never a remote one)."""
+
+
+ERRORS_BY_CODE: dict[int, type[A2AError]] = {
+    cls.code: cls
+    for cls in (
+        ParseError,
+        InvalidRequestError,
+        MethodNotFoundError,
+        InvalidParamsError,
+        InternalError,
+        TaskNotFoundError,
+        TaskNotCancelableError,
+        PushNotificationNotSupportedError,
+        UnsupportedOperationError,
+        ContentTypeNotSupportedError,
+        InvalidAgentResponseError,
+        ExtendedAgentCardNotConfiguredError,
+        ExtensionSupportRequiredError,
+        VersionNotSupportedError,
+    )
+}
+
+
+class StoreError(Exception):
+    """A task store refused a write; local, mapped by the runtime before a client sees it."""
+
+
+class ConcurrencyError(StoreError):
+    """The task changed since the version the writer read (optimistic concurrency)."""
+
+
+class TaskTerminalStateError(StoreError):
+    """A state change was attempted on a task already in a terminal state."""
+
+
+class InvalidTransitionError(StoreError):
+    """A state change the task lifecycle does not allow (e.g. COMPLETED -> WORKING)."""

@@ -1,0 +1,219 @@
+"""Pieces every wire form shares: strict scalars, timestamps, base64, bounded JSON values, errors.
+
+cattrs's defaults are lenient (``str(5)`` becomes ``"5"``); a protocol codec must not be, so the
+scalar hooks here accept exactly the JSON types the schema allows and raise ``InvalidParamsError``
+with a reason a client can act on.  Paths are added by :func:`structure_or_raise`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import typing
+from datetime import UTC, datetime
+from typing import Any
+
+import cattrs
+import orjson
+from cattrs.v import transform_error
+
+from ..errors import InvalidParamsError, ParseError
+from ..model import JsonValue
+
+MAX_JSON_DEPTH = 64
+"""How deeply ``Struct``/``Value`` content may nest; deeper input is refused, never recursed."""
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+
+def loads(body: bytes | str) -> Any:
+    """Parse a JSON document; a bad document raises ``ParseError`` (-32700)."""
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise ParseError(f"Parse error: the request body is not valid JSON ({exc.msg})") from None
+
+
+def dumps(value: Any) -> bytes:
+    """Serialize plain JSON values (the output of a converter's ``unstructure``)."""
+    return orjson.dumps(value)
+
+
+def expect_str(value: Any, _type: Any = str) -> str:
+    if not isinstance(value, str):
+        raise InvalidParamsError(f"expected a string, got {json_type(value)}")
+    return value
+
+
+def expect_bool(value: Any, _type: Any = bool) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidParamsError(f"expected a boolean, got {json_type(value)}")
+    return value
+
+
+def expect_int(value: Any, _type: Any = int) -> int:
+    """An int32; ProtoJSON also allows integers written as strings."""
+    if isinstance(value, str):
+        try:
+            value = int(value)
+        except ValueError:
+            raise InvalidParamsError(f"expected an integer, got {value[:40]!r}") from None
+    elif isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidParamsError(f"expected an integer, got {json_type(value)}")
+    if not INT32_MIN <= value <= INT32_MAX:
+        raise InvalidParamsError("integer out of the 32-bit range")
+    return value
+
+
+def expect_object(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise InvalidParamsError(f"expected an object, got {json_type(value)}")
+    return value
+
+
+def json_type(value: Any) -> str:
+    """The JSON name of a value's type, for error messages."""
+    match value:
+        case None:
+            return "null"
+        case bool():
+            return "boolean"
+        case int() | float():
+            return "number"
+        case str():
+            return "string"
+        case list():
+            return "array"
+        case dict():
+            return "object"
+    return type(value).__name__
+
+
+def check_json_value(value: Any, _type: Any = None) -> JsonValue:
+    """Accept any JSON value nested at most ``MAX_JSON_DEPTH`` deep (checked without recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            if item is not None and not isinstance(item, str | int | float | bool):
+                raise InvalidParamsError(f"not a JSON value: {json_type(item)}")
+            continue
+        if depth >= MAX_JSON_DEPTH:
+            raise InvalidParamsError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+        stack.extend((child, depth + 1) for child in children)
+    return value  # type: ignore[no-any-return]
+
+
+def check_json_object(value: Any, _type: Any = None) -> dict[str, JsonValue]:
+    """A ``google.protobuf.Struct``: a JSON object of bounded depth."""
+    return check_json_value(expect_object(value))  # type: ignore[return-value]
+
+
+def format_timestamp(value: datetime) -> str:
+    """RFC 3339 in UTC with millisecond precision and a ``Z`` suffix."""
+    utc = value.astimezone(UTC)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+
+
+def parse_timestamp(value: Any, _type: Any = datetime) -> datetime:
+    """An RFC 3339 timestamp with an offset (``Z`` or ``+hh:mm``)."""
+    text = expect_str(value)
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        raise InvalidParamsError(f"not an RFC 3339 timestamp: {text[:40]!r}") from None
+    if parsed.utcoffset() is None:
+        raise InvalidParamsError("timestamp needs a timezone offset (e.g. 'Z')")
+    return parsed
+
+
+def encode_bytes(value: bytes) -> str:
+    """Standard base64 with padding, as ProtoJSON writes ``bytes``."""
+    return base64.b64encode(value).decode("ascii")
+
+
+def decode_bytes(value: Any, _type: Any = bytes) -> bytes:
+    """Standard or URL-safe base64, padded or not (ProtoJSON readers accept both)."""
+    text = expect_str(value)
+    if "-" in text or "_" in text:
+        text = text.replace("-", "+").replace("_", "/")
+    try:
+        return base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
+    except binascii.Error:
+        raise InvalidParamsError("not valid base64") from None
+
+
+def _is_tuple(type_: Any) -> bool:
+    return typing.get_origin(type_) is tuple
+
+
+def _is_dict(type_: Any) -> bool:
+    return typing.get_origin(type_) is dict
+
+
+def install_scalar_hooks(conv: cattrs.Converter) -> None:
+    """Strict scalar, timestamp, bytes, array and object hooks shared by every wire form."""
+    structure_tuple = conv._structure_tuple  # cattrs' own, with per-index error notes
+
+    def expect_array(value: Any, type_: Any) -> tuple[Any, ...]:
+        if not isinstance(value, list):
+            raise InvalidParamsError(f"expected an array, got {json_type(value)}")
+        return structure_tuple(value, type_)
+
+    conv.register_structure_hook_func(_is_tuple, expect_array)
+    structure_dict = conv._structure_dict
+
+    def expect_map(value: Any, type_: Any) -> dict[Any, Any]:
+        return structure_dict(expect_object(value), type_)
+
+    conv.register_structure_hook_func(_is_dict, expect_map)
+    conv.register_structure_hook(str, expect_str)
+    conv.register_structure_hook(bool, expect_bool)
+    conv.register_structure_hook(int, expect_int)
+    conv.register_structure_hook(datetime, parse_timestamp)
+    conv.register_unstructure_hook(datetime, format_timestamp)
+    conv.register_structure_hook(bytes, decode_bytes)
+    conv.register_unstructure_hook(bytes, encode_bytes)
+
+
+def _reason(exc: BaseException, _type: type | None) -> str:
+    if isinstance(exc, InvalidParamsError):
+        return exc.reason
+    if isinstance(exc, KeyError):
+        return "required field missing"
+    if isinstance(exc, TypeError | AttributeError):
+        return "wrong type for this field"
+    return str(exc) or type(exc).__name__
+
+
+def structure_or_raise[T](conv: cattrs.Converter, data: Any, cls: type[T], *, path: str = "$") -> T:
+    """Structure ``data`` as ``cls``; any failure becomes one ``InvalidParamsError`` with a path.
+
+    The path names the first problem found, e.g. ``$.message.parts[0]``.
+    """
+    try:
+        return conv.structure(data, cls)
+    except InvalidParamsError as exc:
+        raise InvalidParamsError(exc.reason, path=path + exc.path.removeprefix("$")) from None
+    except (cattrs.BaseValidationError, ValueError, TypeError, KeyError) as exc:
+        first = transform_error(exc, path=path, format_exception=_reason)[0]
+        reason, _, where = first.rpartition(" @ ")
+        raise InvalidParamsError(reason or first, path=_camel_path(where) or path) from None
+
+
+def _camel_path(path: str) -> str:
+    """cattrs names attributes in paths; clients know the camelCase keys they sent."""
+    return re.sub(r"\.([a-z0-9]+(?:_[a-z0-9]+)+)", lambda m: "." + camel(m[1]), path)
+
+
+def camel(name: str) -> str:
+    """snake_case -> lowerCamelCase, as protoc derives ``json_name``."""
+    head, *rest = name.split("_")
+    return head + "".join(word[:1].upper() + word[1:] for word in rest)

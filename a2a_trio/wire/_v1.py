@@ -1,0 +1,220 @@
+"""A2A v1.0 ProtoJSON: the one place that decides every v1.0 wire shape.
+
+Rules (A2A v1.0 §5.5, §8.4.1; ProtoJSON): camelCase keys; enums as names (numbers accepted on
+input); REQUIRED fields always written; ``optional`` fields written when set; other fields
+omitted at their zero value; bytes as standard base64; timestamps as RFC 3339 UTC with ``Z`` and
+milliseconds; unknown keys ignored on input.  Proto oneofs are inline keys (``Part``) or wrapper
+keys (``StreamResponse``, ``SecurityScheme``, ``OAuthFlows``).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from typing import Any, Final
+
+import attrs
+import cattrs
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+
+from .. import model as m
+from ..errors import InvalidParamsError
+from ._common import (
+    camel,
+    check_json_object,
+    check_json_value,
+    expect_object,
+    install_scalar_hooks,
+    structure_or_raise,
+)
+
+ENUM_PREFIX: Final = {m.TaskState: "TASK_STATE_", m.Role: "ROLE_"}
+
+PART_KEYS: Final = {m.TextPart: "text", m.RawPart: "raw", m.UrlPart: "url", m.DataPart: "data"}
+
+SCHEME_KEYS: Final[dict[type, str]] = {
+    m.APIKeySecurityScheme: "apiKeySecurityScheme",
+    m.HTTPAuthSecurityScheme: "httpAuthSecurityScheme",
+    m.OAuth2SecurityScheme: "oauth2SecurityScheme",
+    m.OpenIdConnectSecurityScheme: "openIdConnectSecurityScheme",
+    m.MutualTlsSecurityScheme: "mtlsSecurityScheme",
+}
+
+FLOW_KEYS: Final[dict[type, str]] = {
+    m.AuthorizationCodeOAuthFlow: "authorizationCode",
+    m.ClientCredentialsOAuthFlow: "clientCredentials",
+    m.ImplicitOAuthFlow: "implicit",
+    m.PasswordOAuthFlow: "password",
+    m.DeviceCodeOAuthFlow: "deviceCode",
+}
+
+STREAM_KEYS: Final[dict[type, str]] = {
+    m.Task: "task",
+    m.Message: "message",
+    m.TaskStatusUpdateEvent: "statusUpdate",
+    m.TaskArtifactUpdateEvent: "artifactUpdate",
+}
+
+
+def _enum_hooks(
+    cls: type[enum.IntEnum], prefix: str
+) -> tuple[Callable[[Any], str], Callable[[Any, Any], Any]]:
+    names = {prefix + member.name: member for member in cls}
+    numbers = {member.value: member for member in cls}
+
+    def encode(value: enum.IntEnum) -> str:
+        return prefix + value.name
+
+    def decode(value: Any, _type: Any) -> enum.IntEnum:
+        found = names.get(value) if isinstance(value, str) else None
+        if found is None and isinstance(value, int) and not isinstance(value, bool):
+            found = numbers.get(value)
+        if found is None:
+            allowed = ", ".join(names)
+            raise InvalidParamsError(
+                f"unknown {cls.__name__} {str(value)[:40]!r} (one of {allowed})"
+            )
+        return found
+
+    return encode, decode
+
+
+def _oneof_key(data: dict[str, Any], keys: dict[type, str], what: str) -> tuple[type, Any]:
+    """Find the one arm of a oneof that is set; refuse zero or several."""
+    present = [(cls, data[key]) for cls, key in keys.items() if key in data]
+    if len(present) != 1:
+        names = ", ".join(keys.values())
+        raise InvalidParamsError(f"exactly one of {names} must be set in {what}")
+    return present[0]
+
+
+class V1Codec:
+    """The v1.0 converter: ``encode(value) -> JSON-ready dict``, ``decode(data, cls) -> value``."""
+
+    def __init__(self) -> None:
+        conv = cattrs.Converter(detailed_validation=True)
+        install_scalar_hooks(conv)
+        for cls, prefix in ENUM_PREFIX.items():
+            encode, decode = _enum_hooks(cls, prefix)
+            conv.register_unstructure_hook(cls, encode)
+            conv.register_structure_hook(cls, decode)
+        conv.register_structure_hook_func(lambda t: t is m.JsonValue, check_json_value)
+        conv.register_structure_hook_func(lambda t: t is m.JsonObject, check_json_object)
+        conv.register_unstructure_hook_func(lambda t: t in (m.JsonValue, m.JsonObject), lambda v: v)
+        conv.register_structure_hook_func(lambda t: t is m.Part, self._decode_part)
+        conv.register_unstructure_hook_func(lambda t: t is m.Part, self._encode_union)
+        conv.register_structure_hook_func(lambda t: t is m.SecurityScheme, self._decode_scheme)
+        conv.register_unstructure_hook_func(
+            lambda t: t is m.SecurityScheme, self._wrapped_encoder(SCHEME_KEYS)
+        )
+        conv.register_structure_hook_func(lambda t: t is m.OAuthFlow, self._decode_flow)
+        conv.register_unstructure_hook_func(
+            lambda t: t is m.OAuthFlow, self._wrapped_encoder(FLOW_KEYS)
+        )
+        conv.register_structure_hook(m.SecurityRequirement, self._decode_requirement)
+        conv.register_unstructure_hook(m.SecurityRequirement, self._encode_requirement)
+        conv.register_unstructure_hook_factory(attrs.has, self._unstructure_factory)
+        conv.register_structure_hook_factory(attrs.has, self._structure_factory)
+        self._conv = conv
+
+    # --- generic attrs classes ------------------------------------------------------------
+
+    def _unstructure_factory(self, cls: type) -> Callable[[Any], dict[str, Any]]:
+        overrides: dict[str, Any] = {
+            f.name: override(
+                rename=camel(f.name),
+                omit_if_default=not (m.is_required(f) or f.default is attrs.NOTHING),
+            )
+            for f in attrs.fields(cls)
+        }
+        return make_dict_unstructure_fn(cls, self._conv, _cattrs_omit_if_default=True, **overrides)
+
+    def _structure_factory(self, cls: type) -> Callable[[Any, Any], Any]:
+        overrides: dict[str, Any] = {
+            f.name: override(rename=camel(f.name)) for f in attrs.fields(cls)
+        }
+        generated: Callable[[Any, Any], Any] = make_dict_structure_fn(cls, self._conv, **overrides)
+
+        def structure(data: Any, _type: Any) -> Any:
+            # ProtoJSON: ``null`` means "unset", except inside Struct/Value content.
+            obj = {k: v for k, v in expect_object(data).items() if v is not None}
+            return generated(obj, cls)
+
+        return structure
+
+    # --- oneofs ---------------------------------------------------------------------------
+
+    def _encode_union(self, value: Any) -> dict[str, Any]:
+        return self._conv.unstructure(value, type(value))  # type: ignore[no-any-return]
+
+    def _wrapped_encoder(self, keys: dict[type, str]) -> Callable[[Any], dict[str, Any]]:
+        def encode(value: Any) -> dict[str, Any]:
+            return {keys[type(value)]: self._conv.unstructure(value, type(value))}
+
+        return encode
+
+    def _decode_part(self, data: Any, _type: Any) -> m.Part:
+        obj = expect_object(data)
+        present = [cls for cls, key in PART_KEYS.items() if key in obj]
+        # ``"data": null`` is a data part holding JSON null; other nulls mean "unset".
+        present = [cls for cls in present if cls is m.DataPart or obj[PART_KEYS[cls]] is not None]
+        if len(present) != 1:
+            raise InvalidParamsError("exactly one of text, raw, url, data must be set")
+        cls = present[0]
+        if cls is m.DataPart:
+            rest = self._conv.structure({**obj, "data": 0}, m.DataPart)
+            return attrs.evolve(rest, data=check_json_value(obj["data"]))
+        return self._conv.structure(obj, cls)
+
+    def _decode_scheme(self, data: Any, _type: Any) -> m.SecurityScheme:
+        cls, inner = _oneof_key(expect_object(data), SCHEME_KEYS, "a security scheme")
+        return self._conv.structure(inner, cls)
+
+    def _decode_flow(self, data: Any, _type: Any) -> m.OAuthFlow:
+        cls, inner = _oneof_key(expect_object(data), FLOW_KEYS, "OAuth flows")
+        return self._conv.structure(inner, cls)
+
+    def _encode_requirement(self, value: m.SecurityRequirement) -> dict[str, Any]:
+        if not value.schemes:
+            return {}
+        return {"schemes": {name: {"list": list(s)} for name, s in value.schemes.items()}}
+
+    def _decode_requirement(self, data: Any, _type: Any) -> m.SecurityRequirement:
+        schemes = expect_object(expect_object(data).get("schemes") or {})
+        raw = {name: expect_object(v).get("list") or [] for name, v in schemes.items()}
+        return m.SecurityRequirement(self._conv.structure(raw, dict[str, tuple[str, ...]]))
+
+    # --- public ---------------------------------------------------------------------------
+
+    def encode(self, value: Any) -> dict[str, Any]:
+        """Any model value -> a dict ready for ``orjson.dumps``."""
+        return self._conv.unstructure(value, type(value))  # type: ignore[no-any-return]
+
+    def decode[T](self, data: Any, cls: type[T], *, path: str = "$") -> T:
+        """Wire JSON -> a model value; bad input raises ``InvalidParamsError`` with its path."""
+        return structure_or_raise(self._conv, data, cls, path=path)
+
+    def encode_stream_response(self, event: m.StreamEvent) -> dict[str, Any]:
+        """A ``StreamResponse``: the event under its oneof key (``task``, ``statusUpdate``, ...)."""
+        return {STREAM_KEYS[type(event)]: self.encode(event)}
+
+    def decode_stream_response(self, data: Any, *, path: str = "$") -> m.StreamEvent:
+        """A ``StreamResponse`` (also accepts a ``SendMessageResponse``, a subset of it)."""
+        try:
+            cls, inner = _oneof_key(expect_object(data), STREAM_KEYS, "a stream response")
+        except InvalidParamsError as exc:
+            raise exc.under(path) from None
+        return self.decode(inner, cls, path=f"{path}.{STREAM_KEYS[cls]}")
+
+    def encode_send_result(self, result: m.SendMessageResult) -> dict[str, Any]:
+        """A ``SendMessageResponse``: ``{"task": ...}`` or ``{"message": ...}``."""
+        return self.encode_stream_response(result)
+
+    def decode_send_result(self, data: Any, *, path: str = "$") -> m.SendMessageResult:
+        event = self.decode_stream_response(data, path=path)
+        if not isinstance(event, m.Task | m.Message):
+            raise InvalidParamsError("expected task or message", path=path)
+        return event
+
+
+V1: Final = V1Codec()

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The README's test command: install everything and run lint, types and the test suite.
+# PostgreSQL tests run when A2A_TRIO_TEST_PG_URL is set (.ci/run starts a server and sets it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/venv.sh dev
+.venv/bin/ruff check .
+.venv/bin/ruff format --check .
+.venv/bin/mypy --strict a2a_trio
+.venv/bin/python -m pytest "$@"
