@@ -24,7 +24,7 @@ def test_naive_timestamp_is_refused() -> None:
     from datetime import datetime
 
     with pytest.raises(ValueError, match="timezone-aware"):
-        m.TaskStatus(m.TaskState.WORKING, timestamp=datetime(2024, 1, 1))  # noqa: DTZ001
+        m.TaskStatus(m.TaskState.WORKING, timestamp=datetime(2024, 1, 1))
 
 
 def test_new_task_binds_ids_into_first_message() -> None:
