@@ -11,15 +11,18 @@ import base64
 import binascii
 import re
 import typing
+from collections.abc import Callable, Collection, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+import attrs
 import cattrs
 import orjson
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.v import transform_error
 
 from ..errors import InvalidParamsError, ParseError
-from ..model import JsonValue
+from ..model import JsonObject, JsonValue, is_required
 
 MAX_JSON_DEPTH = 64
 """How deeply ``Struct``/``Value`` content may nest; deeper input is refused, never recursed."""
@@ -181,6 +184,67 @@ def install_scalar_hooks(conv: cattrs.Converter) -> None:
     conv.register_unstructure_hook(datetime, format_timestamp)
     conv.register_structure_hook(bytes, decode_bytes)
     conv.register_unstructure_hook(bytes, encode_bytes)
+
+
+def install_json_value_hooks(conv: cattrs.Converter) -> None:
+    """``Struct``/``Value`` content passes through as plain JSON, checked for depth on input."""
+    conv.register_structure_hook_func(lambda t: t is JsonValue, check_json_value)
+    conv.register_structure_hook_func(lambda t: t is JsonObject, check_json_object)
+    conv.register_unstructure_hook_func(lambda t: t in (JsonValue, JsonObject), lambda v: v)
+
+
+def camel_encoder(
+    conv: cattrs.Converter,
+    cls: type,
+    *,
+    renames: Mapping[str, str] | None = None,
+    always: Collection[str] = (),
+    omit: Collection[str] = (),
+) -> Callable[[Any], dict[str, Any]]:
+    """An attrs class -> a dict with camelCase keys, unset fields left out.
+
+    A field is always written when it is REQUIRED, has no default, or is named in ``always``;
+    fields in ``omit`` are never written (the wire form has no place for them).
+    """
+    renames = renames or {}
+    overrides: dict[str, Any] = {}
+    for f in attrs.fields(cls):
+        if f.name in omit:
+            overrides[f.name] = override(omit=True)
+            continue
+        keep = is_required(f) or f.default is attrs.NOTHING or f.name in always
+        overrides[f.name] = override(
+            rename=renames.get(f.name, camel(f.name)), omit_if_default=not keep
+        )
+    return make_dict_unstructure_fn(cls, conv, _cattrs_omit_if_default=True, **overrides)
+
+
+def camel_decoder(
+    conv: cattrs.Converter,
+    cls: type,
+    *,
+    renames: Mapping[str, str] | None = None,
+    omit: Collection[str] = (),
+) -> Callable[[Any, Any], Any]:
+    """A dict with camelCase keys -> an attrs class; ``null`` values count as unset.
+
+    Unknown keys are ignored (forward compatibility); fields in ``omit`` are never read.
+    """
+    renames = renames or {}
+    overrides: dict[str, Any] = {
+        f.name: override(omit=True)
+        if f.name in omit
+        else override(rename=renames.get(f.name, camel(f.name)))
+        for f in attrs.fields(cls)
+    }
+    generated: Callable[[Any, Any], Any] = make_dict_structure_fn(cls, conv, **overrides)
+
+    def structure(data: Any, _type: Any) -> Any:
+        # ``null`` means "unset", except inside Struct/Value content (handled by their hooks).
+        obj = {k: v for k, v in expect_object(data).items() if v is not None}
+        return generated(obj, cls)
+
+    return structure
 
 
 def _reason(exc: BaseException, _type: type | None) -> str:

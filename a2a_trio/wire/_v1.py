@@ -15,15 +15,15 @@ from typing import Any, Final
 
 import attrs
 import cattrs
-from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from .. import model as m
 from ..errors import InvalidParamsError
 from ._common import (
-    camel,
-    check_json_object,
+    camel_decoder,
+    camel_encoder,
     check_json_value,
     expect_object,
+    install_json_value_hooks,
     install_scalar_hooks,
     structure_or_raise,
 )
@@ -98,9 +98,7 @@ class V1Codec:
             encode, decode = _enum_hooks(cls, prefix)
             conv.register_unstructure_hook(cls, encode)
             conv.register_structure_hook(cls, decode)
-        conv.register_structure_hook_func(lambda t: t is m.JsonValue, check_json_value)
-        conv.register_structure_hook_func(lambda t: t is m.JsonObject, check_json_object)
-        conv.register_unstructure_hook_func(lambda t: t in (m.JsonValue, m.JsonObject), lambda v: v)
+        install_json_value_hooks(conv)
         conv.register_structure_hook_func(lambda t: t is m.Part, self._decode_part)
         conv.register_unstructure_hook_func(lambda t: t is m.Part, self._encode_union)
         conv.register_structure_hook_func(lambda t: t is m.SecurityScheme, self._decode_scheme)
@@ -113,34 +111,9 @@ class V1Codec:
         )
         conv.register_structure_hook(m.SecurityRequirement, self._decode_requirement)
         conv.register_unstructure_hook(m.SecurityRequirement, self._encode_requirement)
-        conv.register_unstructure_hook_factory(attrs.has, self._unstructure_factory)
-        conv.register_structure_hook_factory(attrs.has, self._structure_factory)
+        conv.register_unstructure_hook_factory(attrs.has, lambda cls: camel_encoder(conv, cls))
+        conv.register_structure_hook_factory(attrs.has, lambda cls: camel_decoder(conv, cls))
         self._conv = conv
-
-    # --- generic attrs classes ------------------------------------------------------------
-
-    def _unstructure_factory(self, cls: type) -> Callable[[Any], dict[str, Any]]:
-        overrides: dict[str, Any] = {
-            f.name: override(
-                rename=camel(f.name),
-                omit_if_default=not (m.is_required(f) or f.default is attrs.NOTHING),
-            )
-            for f in attrs.fields(cls)
-        }
-        return make_dict_unstructure_fn(cls, self._conv, _cattrs_omit_if_default=True, **overrides)
-
-    def _structure_factory(self, cls: type) -> Callable[[Any, Any], Any]:
-        overrides: dict[str, Any] = {
-            f.name: override(rename=camel(f.name)) for f in attrs.fields(cls)
-        }
-        generated: Callable[[Any, Any], Any] = make_dict_structure_fn(cls, self._conv, **overrides)
-
-        def structure(data: Any, _type: Any) -> Any:
-            # ProtoJSON: ``null`` means "unset", except inside Struct/Value content.
-            obj = {k: v for k, v in expect_object(data).items() if v is not None}
-            return generated(obj, cls)
-
-        return structure
 
     # --- oneofs ---------------------------------------------------------------------------
 
