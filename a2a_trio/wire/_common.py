@@ -121,8 +121,8 @@ def check_json_object(value: Any, _type: Any = None) -> dict[str, JsonValue]:
 
 def format_timestamp(value: datetime) -> str:
     """RFC 3339 in UTC with millisecond precision and a ``Z`` suffix."""
-    utc = value.astimezone(UTC)
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+    # ``isoformat`` pads years below 1000 to four digits (``strftime("%Y")`` does not).
+    return value.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
 
 
 def parse_timestamp(value: Any, _type: Any = datetime) -> datetime:
