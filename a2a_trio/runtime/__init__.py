@@ -1,0 +1,40 @@
+"""Where tasks live while they run: the agent API, the job nursery, event logs, parked jobs."""
+
+from ._agent import SKILL_METADATA_KEY, Agent, Handler, Skill
+from ._context import TaskContext
+from ._eventlog import (
+    EventLog,
+    EventLogLimits,
+    LogEntry,
+    ReplayGap,
+    SubscriberOverflow,
+    Subscription,
+)
+from ._outcome import INTERNAL_FAILURE, TaskFailed, TaskRejected
+from ._parked import JobHandle, JobStatus, poll_job
+from ._runtime import RuntimeConfig, RuntimeStatistics, TaskRuntime
+from ._stream import TaskStream
+
+__all__ = [
+    "INTERNAL_FAILURE",
+    "SKILL_METADATA_KEY",
+    "Agent",
+    "EventLog",
+    "EventLogLimits",
+    "Handler",
+    "JobHandle",
+    "JobStatus",
+    "LogEntry",
+    "ReplayGap",
+    "RuntimeConfig",
+    "RuntimeStatistics",
+    "Skill",
+    "SubscriberOverflow",
+    "Subscription",
+    "TaskContext",
+    "TaskFailed",
+    "TaskRejected",
+    "TaskRuntime",
+    "TaskStream",
+    "poll_job",
+]

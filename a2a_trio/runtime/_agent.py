@@ -1,0 +1,194 @@
+"""Declaring an agent in Python: skills are async handler functions, the card is derived.
+
+::
+
+    agent = Agent("Recipe agent", "Finds recipes", version="1.2.0")
+
+    @agent.skill(tags=["cooking"], examples=["a vegan curry"], default=True)
+    async def find_recipe(ctx: TaskContext) -> str:
+        '''Find a recipe for a dish.'''
+        return f"Here is a recipe for {ctx.text}"
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from .. import model as m
+from ..errors import AgentMisuseError, InvalidParamsError
+
+if TYPE_CHECKING:
+    from ._context import TaskContext
+
+type Handler = Callable[[TaskContext], Awaitable[Any]]
+
+SKILL_METADATA_KEY = "skillId"
+"""``message.metadata.skillId`` picks a skill (the registry-adapter convention)."""
+
+
+@attrs.frozen
+class Skill:
+    """One skill: its card entry and the handler that runs it.
+
+    ``message_only`` skills answer with a single ``Message`` and create no task; their handler runs
+    inside the request (nobody else can observe it).  ``resumable`` skills are re-run after a
+    restart instead of being failed.
+    """
+
+    id: str
+    name: str
+    description: str
+    handler: Handler
+    tags: tuple[str, ...] = ()
+    examples: tuple[str, ...] = ()
+    input_modes: tuple[str, ...] = ()
+    output_modes: tuple[str, ...] = ()
+    message_only: bool = False
+    resumable: bool = False
+
+    def card_entry(self) -> m.AgentSkill:
+        return m.AgentSkill(
+            id=self.id,
+            name=self.name,
+            description=self.description,
+            tags=self.tags,
+            examples=self.examples,
+            input_modes=self.input_modes,
+            output_modes=self.output_modes,
+        )
+
+
+class Agent:
+    """An A2A agent: identity, skills, and the defaults its card advertises."""
+
+    def __init__(
+        self,
+        name: str,
+        description: str = "",
+        *,
+        version: str = "1.0.0",
+        provider: m.AgentProvider | None = None,
+        documentation_url: str | None = None,
+        icon_url: str | None = None,
+        default_input_modes: Iterable[str] = ("text/plain", "application/json"),
+        default_output_modes: Iterable[str] = ("text/plain", "application/json"),
+    ) -> None:
+        self.name = name
+        self.description = description or name
+        self.version = version
+        self.provider = provider
+        self.documentation_url = documentation_url
+        self.icon_url = icon_url
+        self.default_input_modes = tuple(default_input_modes)
+        self.default_output_modes = tuple(default_output_modes)
+        self._skills: dict[str, Skill] = {}
+        self._default: str | None = None
+
+    @property
+    def skills(self) -> tuple[Skill, ...]:
+        return tuple(self._skills.values())
+
+    @property
+    def default_skill(self) -> Skill | None:
+        """The skill for messages that name none: the one marked default, else the first."""
+        if self._default is not None:
+            return self._skills[self._default]
+        return next(iter(self._skills.values()), None)
+
+    def add_skill(self, skill: Skill, *, default: bool = False) -> Skill:
+        """Register ``skill``; ids are unique within an agent."""
+        if skill.id in self._skills:
+            raise AgentMisuseError(f"skill id {skill.id!r} is declared twice")
+        self._skills[skill.id] = skill
+        if default:
+            if self._default is not None:
+                raise AgentMisuseError(f"two default skills: {self._default!r} and {skill.id!r}")
+            self._default = skill.id
+        return skill
+
+    def skill(
+        self,
+        id: str | None = None,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        tags: Iterable[str] = (),
+        examples: Iterable[str] = (),
+        input_modes: Iterable[str] = (),
+        output_modes: Iterable[str] = (),
+        default: bool = False,
+        message_only: bool = False,
+        resumable: bool = False,
+    ) -> Callable[[Handler], Handler]:
+        """Decorator declaring an async handler as a skill (id and description default to the
+        function's name and docstring)."""
+
+        def register(handler: Handler) -> Handler:
+            skill_id = id or handler.__name__
+            doc = (handler.__doc__ or "").strip().split("\n\n")[0]
+            self.add_skill(
+                Skill(
+                    id=skill_id,
+                    name=name or skill_id.replace("_", " ").capitalize(),
+                    description=description or " ".join(doc.split()) or skill_id,
+                    handler=handler,
+                    tags=tuple(tags),
+                    examples=tuple(examples),
+                    input_modes=tuple(input_modes),
+                    output_modes=tuple(output_modes),
+                    message_only=message_only,
+                    resumable=resumable,
+                ),
+                default=default,
+            )
+            return handler
+
+        return register
+
+    def resolve(self, message: m.Message, request_metadata: m.JsonObject | None = None) -> Skill:
+        """The skill a message asks for (``metadata.skillId``), or the default skill."""
+        wanted: Any = None
+        for metadata in (message.metadata, request_metadata):
+            if metadata and SKILL_METADATA_KEY in metadata:
+                wanted = metadata[SKILL_METADATA_KEY]
+                break
+        if wanted is None:
+            skill = self.default_skill
+            if skill is None:
+                raise InvalidParamsError("this agent declares no skills")
+            return skill
+        if not isinstance(wanted, str) or wanted not in self._skills:
+            known = ", ".join(self._skills) or "none"
+            raise InvalidParamsError(
+                f"unknown skill {str(wanted)[:80]!r} (this agent has: {known})",
+                path="$.params.message.metadata.skillId",
+            )
+        return self._skills[wanted]
+
+    def card(
+        self,
+        interfaces: Iterable[m.AgentInterface],
+        *,
+        capabilities: m.AgentCapabilities,
+        security_schemes: dict[str, m.SecurityScheme] | None = None,
+        security_requirements: Iterable[m.SecurityRequirement] = (),
+    ) -> m.AgentCard:
+        """The agent card for the given served interfaces."""
+        return m.AgentCard(
+            name=self.name,
+            description=self.description,
+            version=self.version,
+            supported_interfaces=tuple(interfaces),
+            capabilities=capabilities,
+            default_input_modes=self.default_input_modes,
+            default_output_modes=self.default_output_modes,
+            skills=tuple(skill.card_entry() for skill in self._skills.values()),
+            provider=self.provider,
+            documentation_url=self.documentation_url,
+            security_schemes=security_schemes or {},
+            security_requirements=tuple(security_requirements),
+            icon_url=self.icon_url,
+        )

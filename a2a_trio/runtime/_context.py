@@ -1,0 +1,145 @@
+"""The task context a handler receives: what was asked, and how to report back."""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn
+
+import attrs
+
+from .. import model as m
+from ..errors import AgentMisuseError
+from ..store import ArtifactWrite, CallerScope, TaskUpdate
+from ._job import Job
+from ._outcome import TaskRejected, agent_message, value_to_parts
+
+
+class TaskContext:
+    """Handed to a skill handler; every ``await`` here persists first, then notifies streams.
+
+    The incoming message is ``message`` (``text`` and ``data`` read its parts); ``history`` and
+    ``task`` show the task as stored.  A handler reports progress with :meth:`update`, emits
+    artifacts with :meth:`emit_artifact`, asks the client with :meth:`ask`, declines with
+    :meth:`reject`; returning completes the task, raising fails it, cancellation cancels it.
+    """
+
+    def __init__(self, job: Job | None, message: m.Message, *, caller: CallerScope) -> None:
+        self._job = job
+        self.message = message
+        self.caller = caller
+
+    # --- what was asked -------------------------------------------------------------------
+
+    @property
+    def task(self) -> m.Task:
+        """The task as last stored (its status, artifacts and full history)."""
+        return self._require_job().task
+
+    @property
+    def task_id(self) -> str:
+        return self._job.id if self._job else ""
+
+    @property
+    def context_id(self) -> str:
+        return self._job.task.context_id if self._job else self.message.context_id
+
+    @property
+    def history(self) -> tuple[m.Message, ...]:
+        return self._job.task.history if self._job else (self.message,)
+
+    @property
+    def text(self) -> str:
+        """The text parts of the incoming message, joined by newlines."""
+        return "\n".join(p.text for p in self.message.parts if isinstance(p, m.TextPart))
+
+    @property
+    def data(self) -> m.JsonValue:
+        """The first data part's value of the incoming message (``None`` when there is none)."""
+        return next((p.data for p in self.message.parts if isinstance(p, m.DataPart)), None)
+
+    @property
+    def metadata(self) -> m.JsonObject:
+        return self.message.metadata or {}
+
+    # --- reporting back -------------------------------------------------------------------
+
+    async def update(
+        self,
+        text: str | None = None,
+        *,
+        progress: float | None = None,
+        metadata: m.JsonObject | None = None,
+    ) -> None:
+        """Report progress: the task is WORKING, with an optional status message.
+
+        ``progress`` (0..1 or a percentage, as the agent chooses) is kept in the status
+        message's metadata so every client dialect can show it.
+        """
+        job = self._require_job()
+        message_metadata: m.JsonObject = dict(metadata or {})
+        if progress is not None:
+            message_metadata["progress"] = progress
+        status_message = None
+        if text is not None or message_metadata:
+            status_message = agent_message(job.task, text or "")
+            if message_metadata:
+                status_message = attrs.evolve(status_message, metadata=message_metadata)
+        await job.write(TaskUpdate(state=m.TaskState.WORKING, status_message=status_message))
+
+    async def emit_artifact(
+        self,
+        content: Any,
+        *,
+        name: str = "",
+        description: str = "",
+        artifact_id: str | None = None,
+        append: bool = False,
+        last_chunk: bool = True,
+        metadata: m.JsonObject | None = None,
+    ) -> str:
+        """Emit an artifact (or, with ``append=True``, a chunk of one); returns its id.
+
+        ``content`` is anything a handler may return (text, bytes, JSON data, parts) or an
+        ``Artifact``.  Stream a large artifact as chunks: the first without ``append``, then
+        ``append=True``, the last with ``last_chunk=True`` (pass ``last_chunk=False`` before).
+        """
+        job = self._require_job()
+        if isinstance(content, m.Artifact):
+            artifact = content
+        else:
+            artifact = m.Artifact(
+                artifact_id=artifact_id or m.new_id(),
+                parts=value_to_parts(content),
+                name=name,
+                description=description,
+                metadata=metadata,
+            )
+        await job.write(
+            TaskUpdate(artifacts=(ArtifactWrite(artifact, append=append),)),
+            chunk=(append, last_chunk),
+        )
+        return artifact.artifact_id
+
+    async def ask(self, question: str | m.Message, *, auth: bool = False) -> m.Message:
+        """Ask the client for more input (or for auth) and wait for its reply on this task.
+
+        The task goes INPUT_REQUIRED (AUTH_REQUIRED with ``auth=True``) with ``question`` as its
+        status message; the client's follow-up message (same ``taskId``) is returned and the task
+        is WORKING again.  Waits indefinitely; cancelling the task cancels the wait.
+        """
+        job = self._require_job()
+        if isinstance(question, str):
+            question = agent_message(job.task, question)
+        state = m.TaskState.AUTH_REQUIRED if auth else m.TaskState.INPUT_REQUIRED
+        await job.write(TaskUpdate(state=state, status_message=question, messages=(question,)))
+        reply = await job.next_message()
+        self.message = reply
+        return reply
+
+    def reject(self, reason: str) -> NoReturn:
+        """Decline the task: it ends REJECTED with ``reason`` as its status message."""
+        raise TaskRejected(reason)
+
+    def _require_job(self) -> Job:
+        if self._job is None:
+            raise AgentMisuseError("a message_only skill has no task: it can only return a reply")
+        return self._job

@@ -1,0 +1,160 @@
+"""A task's event log: numbered events, fanned out to subscribers, kept (bounded) for replay.
+
+Every event a task emits gets the next sequence number (1, 2, ...).  Subscribers attach with the
+last sequence they saw and first receive what they missed from the replay buffer, then live events.
+Attaching is synchronous, so no event can slip between the replay and the live part.
+
+A subscriber never slows the job: ``publish`` only appends to each subscriber's buffer.  A buffer
+that grows past its bound ends that subscription with ``SubscriberOverflow``; the client
+resubscribes from its last event id.  After the log is closed (the task reached a terminal or
+otherwise final event) every subscriber drains what is buffered and then ends.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Final
+
+import attrs
+import trio
+
+from .. import model as m
+
+DEFAULT_REPLAY: Final = 1024
+DEFAULT_SUBSCRIBER_BUFFER: Final = 1024
+
+
+class SubscriberOverflow(Exception):
+    """This subscriber fell more than its buffer behind; it must resubscribe."""
+
+
+class ReplayGap(Exception):
+    """The events after the requested sequence are no longer in the replay buffer."""
+
+
+@attrs.frozen
+class LogEntry:
+    seq: int
+    event: m.StreamEvent
+
+
+@attrs.frozen
+class EventLogLimits:
+    """How many events a log keeps for replay and how far a subscriber may fall behind."""
+
+    replay: int = DEFAULT_REPLAY
+    subscriber_buffer: int = DEFAULT_SUBSCRIBER_BUFFER
+
+
+class Subscription:
+    """One subscriber's view of an event log; iterate it or call :meth:`receive`."""
+
+    def __init__(self, log: EventLog, backlog: list[LogEntry], limit: int) -> None:
+        self._log = log
+        self._pending: deque[LogEntry] = deque(backlog)
+        self._limit = limit
+        self._lot = trio.lowlevel.ParkingLot()
+        self._overflowed = False
+        self._ended = False
+
+    def _push(self, entry: LogEntry) -> None:
+        if len(self._pending) >= self._limit:
+            self._overflowed = True
+            self._pending.clear()
+            self._log._detach(self)
+        else:
+            self._pending.append(entry)
+        self._lot.unpark_all()
+
+    def _end(self) -> None:
+        self._ended = True
+        self._lot.unpark_all()
+
+    async def receive(self) -> LogEntry:
+        """The next event; raises ``trio.EndOfChannel`` after the last one.
+
+        Raises ``SubscriberOverflow`` if this subscriber fell too far behind.  Cancellation is
+        safe: no event is lost, the next call returns it.
+        """
+        while not self._pending:
+            if self._overflowed:
+                raise SubscriberOverflow("subscriber fell too far behind; resubscribe")
+            if self._ended:
+                raise trio.EndOfChannel
+            await self._lot.park()
+        await trio.lowlevel.checkpoint_if_cancelled()
+        return self._pending.popleft()
+
+    def close(self) -> None:
+        """Stop receiving; synchronous so it is safe in a generator's cleanup."""
+        self._log._detach(self)
+        self._end()
+
+    def __aiter__(self) -> Subscription:
+        return self
+
+    async def __anext__(self) -> LogEntry:
+        try:
+            return await self.receive()
+        except trio.EndOfChannel:
+            raise StopAsyncIteration from None
+
+
+class EventLog:
+    """The numbered, replayable event stream of one task while it is live."""
+
+    def __init__(self, limits: EventLogLimits = EventLogLimits()) -> None:
+        self._limits = limits
+        self._entries: deque[LogEntry] = deque(maxlen=limits.replay)
+        self._subscribers: set[Subscription] = set()
+        self._last_seq = 0
+        self._closed = False
+
+    @property
+    def last_seq(self) -> int:
+        return self._last_seq
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def subscriber_count(self) -> int:
+        return len(self._subscribers)
+
+    def publish(self, event: m.StreamEvent) -> LogEntry:
+        """Number ``event``, keep it for replay and hand it to every subscriber."""
+        if self._closed:
+            raise RuntimeError("event log is closed")
+        self._last_seq += 1
+        entry = LogEntry(self._last_seq, event)
+        self._entries.append(entry)
+        for subscriber in list(self._subscribers):
+            subscriber._push(entry)
+        return entry
+
+    def close(self) -> None:
+        """No more events: subscribers end after draining what they have."""
+        self._closed = True
+        for subscriber in self._subscribers:
+            subscriber._end()
+        self._subscribers.clear()
+
+    def subscribe(self, *, after: int = 0) -> Subscription:
+        """Events with a sequence above ``after``, replayed then live.
+
+        Raises ``ReplayGap`` when some of them have already left the replay buffer.
+        """
+        oldest = self._entries[0].seq if self._entries else self._last_seq + 1
+        if after + 1 < oldest and after < self._last_seq:
+            raise ReplayGap(f"events after {after} are no longer kept (oldest is {oldest})")
+        backlog = [entry for entry in self._entries if entry.seq > after]
+        subscription = Subscription(self, backlog, self._limits.subscriber_buffer + len(backlog))
+        if self._closed:
+            subscription._end()
+        else:
+            self._subscribers.add(subscription)
+        return subscription
+
+    def _detach(self, subscription: Subscription) -> None:
+        self._subscribers.discard(subscription)

@@ -1,0 +1,118 @@
+"""A live task: its latest snapshot, its event log, its cancel scope, and its inbox.
+
+All writes of one job go through :meth:`Job.write` under one lock, so store versions, snapshots
+and event sequence numbers advance together and subscribers see events in write order.
+"""
+
+from __future__ import annotations
+
+import attrs
+import trio
+
+from .. import model as m
+from ..store import ArtifactWrite, CallerScope, TaskStore, TaskUpdate
+from ._agent import Skill
+from ._eventlog import EventLog, EventLogLimits
+
+
+class Job:
+    """The runtime's view of one task while its handler runs (or waits for input)."""
+
+    def __init__(
+        self,
+        *,
+        scope: CallerScope,
+        task: m.Task,
+        version: int,
+        skill: Skill,
+        store: TaskStore,
+        limits: EventLogLimits,
+    ) -> None:
+        self.scope = scope
+        self.task = task
+        self.version = version
+        self.skill = skill
+        self.log = EventLog(limits)
+        self.cancel_scope = trio.CancelScope()
+        self.done = trio.Event()
+        self.cancel_requested = False
+        self._store = store
+        self._lock = trio.Lock()
+        self._changed = trio.lowlevel.ParkingLot()
+        self._inbox: trio.MemoryReceiveChannel[m.Message]
+        self._outbox: trio.MemorySendChannel[m.Message]
+        self._outbox, self._inbox = trio.open_memory_channel[m.Message](1)
+        self.log.publish(task)
+
+    @property
+    def id(self) -> str:
+        return self.task.id
+
+    @property
+    def state(self) -> m.TaskState:
+        return self.task.status.state
+
+    @property
+    def waiting_for_input(self) -> bool:
+        return m.is_interrupted(self.state)
+
+    async def write(self, update: TaskUpdate, *, chunk: tuple[bool, bool] | None = None) -> m.Task:
+        """Persist ``update``, then publish its events: artifacts first, then the status.
+
+        ``chunk`` is (append, last_chunk) for a single streamed artifact write.
+        """
+        async with self._lock:
+            stored = await self._store.update_task(
+                self.scope, self.id, update, expected_version=self.version
+            )
+            self.task, self.version = stored.task, stored.version
+            self._publish(update, chunk)
+        self._changed.unpark_all()
+        return self.task
+
+    def _publish(self, update: TaskUpdate, chunk: tuple[bool, bool] | None) -> None:
+        append, last = chunk or (False, True)
+        write: ArtifactWrite
+        for write in update.artifacts:
+            self.log.publish(
+                m.TaskArtifactUpdateEvent(
+                    task_id=self.id,
+                    context_id=self.task.context_id,
+                    artifact=write.artifact,
+                    append=append,
+                    last_chunk=last,
+                )
+            )
+        if update.state is not None:
+            self.log.publish(
+                m.TaskStatusUpdateEvent(
+                    task_id=self.id, context_id=self.task.context_id, status=self.task.status
+                )
+            )
+        if m.is_terminal(self.state):
+            self.log.close()
+
+    async def wait_settled(self) -> m.Task:
+        """Block until the task is terminal or waiting for input (what a blocking send awaits)."""
+        while not (m.is_terminal(self.state) or self.waiting_for_input or self.done.is_set()):
+            await self._changed.park()
+        return self.task
+
+    def finish(self) -> None:
+        """The handler is over: wake everyone waiting on this job."""
+        self.done.set()
+        if not self.log.closed:
+            self.log.close()
+        self._changed.unpark_all()
+
+    def deliver(self, message: m.Message) -> None:
+        """Hand a follow-up message to the handler waiting in ``ctx.ask``."""
+        self._outbox.send_nowait(message)
+
+    async def next_message(self) -> m.Message:
+        return await self._inbox.receive()
+
+
+def replace_history_message(task: m.Task, message: m.Message) -> m.Message:
+    """``message`` bound to ``task`` (ids set), as stored in its history."""
+    return attrs.evolve(message, task_id=task.id, context_id=task.context_id)

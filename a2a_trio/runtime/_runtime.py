@@ -1,0 +1,412 @@
+"""The task runtime: one nursery that owns every running handler, each in its own cancel scope.
+
+Requests hand jobs to this nursery and return (``returnImmediately``), wait for the task to settle
+(blocking send) or follow its event log (streams).  A request's cancellation (a client gone) never
+reaches a job; ``cancel`` does, through the job's own scope, and the handler's cleanup runs.
+
+Ownership::
+
+    TaskRuntime.run()                    the runtime's lifetime (app serving / serve())
+    └── nursery
+        ├── job A: CancelScope ── handler(ctx) [── poll_job(handle) for parked work]
+        └── job B: CancelScope ── handler(ctx)
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from typing import Any
+
+import attrs
+import trio
+
+from .. import model as m
+from ..errors import (
+    AgentMisuseError,
+    InvalidParamsError,
+    StoreError,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
+from ..store import (
+    DEFAULT_PAGE_SIZE,
+    MAX_PAGE_SIZE,
+    ArtifactWrite,
+    CallerScope,
+    TaskPage,
+    TaskQuery,
+    TaskStore,
+    TaskUpdate,
+    trim_task,
+)
+from ._agent import Agent, Skill
+from ._context import TaskContext
+from ._eventlog import EventLog, EventLogLimits, LogEntry, ReplayGap
+from ._job import Job
+from ._outcome import (
+    INTERNAL_FAILURE,
+    TaskFailed,
+    TaskRejected,
+    agent_message,
+    value_to_artifacts,
+    value_to_parts,
+)
+from ._parked import DEFAULT_POLL_INTERVAL, JobHandle, poll_job
+from ._stream import TaskStream
+
+logger = logging.getLogger("a2a_trio.runtime")
+
+SHUTDOWN_MESSAGE = "The server shut down before this task finished; please send it again."
+CANCELED_MESSAGE = "The task was canceled."
+
+
+@attrs.frozen
+class RuntimeConfig:
+    """Limits and timings of the task runtime."""
+
+    event_log: EventLogLimits = attrs.field(factory=EventLogLimits)
+    poll_interval: float = DEFAULT_POLL_INTERVAL
+    finished_logs: int = 10_000
+    """How many finished tasks keep their event log for resubscribers (oldest dropped first)."""
+    finalize_timeout: float = 5.0
+    """How long a cancelled or shut-down job may take to record its final state."""
+
+
+@attrs.frozen
+class RuntimeStatistics:
+    running_jobs: int
+    stream_subscribers: int
+    finished_logs: int
+
+
+class TaskRuntime:
+    """Runs an agent's tasks against a store; see the module docstring for who owns what."""
+
+    def __init__(self, agent: Agent, store: TaskStore, config: RuntimeConfig = RuntimeConfig()):
+        self.agent = agent
+        self.store = store
+        self.config = config
+        self._jobs: dict[str, Job] = {}
+        self._finished: OrderedDict[str, tuple[CallerScope, EventLog]] = OrderedDict()
+        self._nursery: trio.Nursery | None = None
+        self._accepting = True
+        self._idle = trio.lowlevel.ParkingLot()
+
+    # --- lifetime -------------------------------------------------------------------------
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Own the job nursery until cancelled; cancelling it cancels every running job."""
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            task_status.started()
+            try:
+                await trio.sleep_forever()
+            finally:
+                self._nursery = None
+                self._accepting = False
+
+    async def drain(self, grace: float) -> None:
+        """Stop taking new tasks and wait up to ``grace`` seconds for running jobs to end."""
+        self._accepting = False
+        with trio.move_on_after(grace):
+            while any(not job.waiting_for_input for job in self._jobs.values()):
+                await self._idle.park()
+
+    def statistics(self) -> RuntimeStatistics:
+        live = sum(job.log.subscriber_count for job in self._jobs.values())
+        return RuntimeStatistics(len(self._jobs), live, len(self._finished))
+
+    # --- operations -----------------------------------------------------------------------
+
+    async def send(self, scope: CallerScope, request: m.SendMessageRequest) -> m.Task | m.Message:
+        """SendMessage: the reply message, or the task once settled (or at once when asked)."""
+        config = request.configuration or m.SendMessageConfiguration()
+        started = await self._accept(scope, request)
+        if isinstance(started, m.Message):
+            return started
+        task = started.task if config.return_immediately else await started.wait_settled()
+        return trim_task(task, history_length=config.history_length, include_artifacts=True)
+
+    async def send_stream(self, scope: CallerScope, request: m.SendMessageRequest) -> TaskStream:
+        """SendStreamingMessage: the task's events from its start (or from this follow-up)."""
+        started = await self._accept(scope, request)
+        if isinstance(started, m.Message):
+            return TaskStream([LogEntry(1, started)], None, stop_on_interrupt=True)
+        if not request.message.task_id:  # a new task: everything from its first event
+            return TaskStream([], started.log.subscribe(after=0), stop_on_interrupt=True)
+        head = LogEntry(started.log.last_seq, started.task)
+        subscription = started.log.subscribe(after=started.log.last_seq)
+        return TaskStream([head], subscription, stop_on_interrupt=True)
+
+    async def get(self, scope: CallerScope, task_id: str, history_length: int | None) -> m.Task:
+        """GetTask."""
+        _check_history_length(history_length)
+        stored = await self.store.load_task(scope, task_id, history_length=history_length)
+        if stored is None:
+            raise _not_found(task_id)
+        return stored.task
+
+    async def list(self, scope: CallerScope, request: m.ListTasksRequest) -> TaskPage:
+        """ListTasks, with the page size bounds of A2A v1.0 §3.1.4."""
+        _check_history_length(request.history_length)
+        size = DEFAULT_PAGE_SIZE if request.page_size is None else request.page_size
+        if not 1 <= size <= MAX_PAGE_SIZE:
+            raise InvalidParamsError(
+                f"pageSize must be between 1 and {MAX_PAGE_SIZE}", path="$.params.pageSize"
+            )
+        query = TaskQuery(
+            context_id=request.context_id,
+            status=request.status,
+            page_size=size,
+            page_token=request.page_token,
+            history_length=request.history_length,
+            status_timestamp_after=request.status_timestamp_after,
+            include_artifacts=bool(request.include_artifacts),
+        )
+        return await self.store.list_tasks(scope, query)
+
+    async def cancel(self, scope: CallerScope, task_id: str) -> m.Task:
+        """CancelTask: cancels the handler's scope and returns the task once it is CANCELED."""
+        job = self._live(scope, task_id)
+        if job is not None and not m.is_terminal(job.state):
+            job.cancel_requested = True
+            job.cancel_scope.cancel()
+            await job.done.wait()
+            if job.state is not m.TaskState.CANCELED:
+                raise TaskNotCancelableError(f"Task {task_id} ended {job.state.name} first")
+            return job.task
+        stored = await self.store.load_task(scope, task_id)
+        if stored is None:
+            raise _not_found(task_id)
+        if m.is_terminal(stored.task.status.state):
+            raise TaskNotCancelableError(
+                f"Task {task_id} is already {stored.task.status.state.name}"
+            )
+        update = TaskUpdate(
+            state=m.TaskState.CANCELED, status_message=agent_message(stored.task, CANCELED_MESSAGE)
+        )
+        try:
+            return (await self.store.update_task(scope, task_id, update)).task
+        except StoreError:
+            raise TaskNotCancelableError(f"Task {task_id} changed state meanwhile") from None
+
+    async def subscribe(
+        self, scope: CallerScope, task_id: str, *, last_event_id: int | None = None
+    ) -> TaskStream:
+        """SubscribeToTask: the current task, then live events until a terminal state.
+
+        With ``last_event_id`` the stream resumes after that event instead, replaying what the
+        client missed (also for a task that has finished meanwhile, while its log is kept).
+        """
+        log = self._log(scope, task_id)
+        if last_event_id is not None and log is not None:
+            try:
+                return TaskStream([], log.subscribe(after=last_event_id), stop_on_interrupt=False)
+            except ReplayGap:
+                pass
+        job = self._live(scope, task_id)
+        if job is not None and not job.log.closed:
+            head = LogEntry(job.log.last_seq, job.task)
+            subscription = job.log.subscribe(after=job.log.last_seq)
+            return TaskStream([head], subscription, stop_on_interrupt=False)
+        stored = await self.store.load_task(scope, task_id)
+        if stored is None:
+            raise _not_found(task_id)
+        if m.is_terminal(stored.task.status.state):
+            raise UnsupportedOperationError(
+                f"Task {task_id} is {stored.task.status.state.name}: a terminal task has no "
+                "updates to subscribe to; use GetTask"
+            )
+        return TaskStream([LogEntry(0, stored.task)], None, stop_on_interrupt=False)
+
+    # --- starting and continuing tasks ----------------------------------------------------
+
+    async def _accept(self, scope: CallerScope, request: m.SendMessageRequest) -> Job | m.Message:
+        message = request.message
+        _check_user_message(message)
+        if request.configuration is not None:
+            _check_history_length(request.configuration.history_length)
+        if not self._accepting or self._nursery is None:
+            raise UnsupportedOperationError("The server is shutting down; try again shortly")
+        if message.task_id:
+            return await self._continue(scope, message)
+        skill = self.agent.resolve(message, request.metadata)
+        if skill.message_only:
+            return await self._reply(scope, skill, message)
+        stored = await self.store.create_task(scope, m.new_task(message))
+        return self._start(scope, stored.task, stored.version, skill, stored.task.history[-1])
+
+    async def _continue(self, scope: CallerScope, message: m.Message) -> Job:
+        task_id = message.task_id
+        stored = await self.store.load_task(scope, task_id)
+        if stored is None:
+            raise _not_found(task_id)
+        task = stored.task
+        if message.context_id and message.context_id != task.context_id:
+            raise InvalidParamsError(
+                f"contextId {message.context_id!r} does not match task {task_id}'s context "
+                f"{task.context_id!r}",
+                path="$.params.message.contextId",
+            )
+        if m.is_terminal(task.status.state):
+            raise UnsupportedOperationError(
+                f"Task {task_id} is {task.status.state.name} and accepts no more messages; "
+                "start a new task (same contextId to keep the conversation)"
+            )
+        bound = attrs.evolve(message, task_id=task.id, context_id=task.context_id)
+        job = self._jobs.get(task_id)
+        if job is not None:
+            if not job.waiting_for_input:
+                raise UnsupportedOperationError(
+                    f"Task {task_id} is {job.state.name}, not waiting for input; wait for it "
+                    "to ask (INPUT_REQUIRED) or cancel it"
+                )
+            await job.write(TaskUpdate(state=m.TaskState.WORKING, messages=(bound,)))
+            job.deliver(bound)
+            return job
+        # Waiting for input with no live handler (e.g. after a restart): run the skill again
+        # on the stored history, which now ends with this message.
+        skill = self.agent.resolve(task.history[0] if task.history else message)
+        update = TaskUpdate(state=m.TaskState.WORKING, messages=(bound,))
+        stored = await self.store.update_task(
+            scope, task_id, update, expected_version=stored.version
+        )
+        return self._start(scope, stored.task, stored.version, skill, bound)
+
+    def _start(
+        self, scope: CallerScope, task: m.Task, version: int, skill: Skill, message: m.Message
+    ) -> Job:
+        assert self._nursery is not None
+        job = Job(
+            scope=scope,
+            task=task,
+            version=version,
+            skill=skill,
+            store=self.store,
+            limits=self.config.event_log,
+        )
+        self._jobs[task.id] = job
+        self._finished.pop(task.id, None)
+        self._nursery.start_soon(self._run_job, job, message, name=f"a2a task {task.id}")
+        return job
+
+    async def _reply(self, scope: CallerScope, skill: Skill, message: m.Message) -> m.Message:
+        ctx = TaskContext(None, message, caller=scope)
+        value = await skill.handler(ctx)
+        context_id = message.context_id or m.new_id()
+        if isinstance(value, m.Message):
+            return attrs.evolve(value, context_id=value.context_id or context_id)
+        return m.Message(
+            message_id=m.new_id(),
+            role=m.Role.AGENT,
+            parts=_reply_parts(value),
+            context_id=context_id,
+        )
+
+    # --- running a job --------------------------------------------------------------------
+
+    async def _run_job(self, job: Job, message: m.Message) -> None:
+        final: TaskUpdate | None = None
+        try:
+            with job.cancel_scope:
+                final = await self._execute(job, TaskContext(job, message, caller=job.scope))
+            if final is None:  # our own scope caught the cancellation: CancelTask
+                final = TaskUpdate(
+                    state=m.TaskState.CANCELED,
+                    status_message=agent_message(job.task, CANCELED_MESSAGE),
+                )
+        finally:
+            if final is None and not job.waiting_for_input:  # the runtime is shutting down
+                final = TaskUpdate(
+                    state=m.TaskState.FAILED,
+                    status_message=agent_message(job.task, SHUTDOWN_MESSAGE),
+                )
+            with trio.CancelScope(shield=True):
+                if final is not None:
+                    with trio.move_on_after(self.config.finalize_timeout):
+                        await self._settle(job, final)
+                self._retire(job)
+
+    async def _execute(self, job: Job, ctx: TaskContext) -> TaskUpdate:
+        """Run the handler; its outcome as the task's final update."""
+        try:
+            value = await job.skill.handler(ctx)
+            if isinstance(value, JobHandle):
+                value = await poll_job(ctx, value, interval=self.config.poll_interval)
+        except TaskRejected as exc:
+            return TaskUpdate(
+                state=m.TaskState.REJECTED, status_message=agent_message(job.task, exc.reason)
+            )
+        except TaskFailed as exc:
+            return TaskUpdate(
+                state=m.TaskState.FAILED, status_message=agent_message(job.task, exc.message)
+            )
+        except Exception:  # the handler's bug becomes a FAILED task, never a leaked traceback
+            logger.exception("skill %r failed on task %s", job.skill.id, job.id)
+            return TaskUpdate(
+                state=m.TaskState.FAILED, status_message=agent_message(job.task, INTERNAL_FAILURE)
+            )
+        return _completion(job.task, value)
+
+    async def _settle(self, job: Job, final: TaskUpdate) -> None:
+        try:
+            await job.write(final)
+        except StoreError as exc:
+            logger.warning("task %s: final state not recorded: %s", job.id, exc)
+
+    def _retire(self, job: Job) -> None:
+        job.finish()
+        self._jobs.pop(job.id, None)
+        self._finished[job.id] = (job.scope, job.log)
+        while len(self._finished) > self.config.finished_logs:
+            self._finished.popitem(last=False)
+        self._idle.unpark_all()
+
+    # --- lookups --------------------------------------------------------------------------
+
+    def _live(self, scope: CallerScope, task_id: str) -> Job | None:
+        job = self._jobs.get(task_id)
+        return job if job is not None and job.scope == scope else None
+
+    def _log(self, scope: CallerScope, task_id: str) -> EventLog | None:
+        job = self._live(scope, task_id)
+        if job is not None:
+            return job.log
+        kept = self._finished.get(task_id)
+        return kept[1] if kept is not None and kept[0] == scope else None
+
+
+def _completion(task: m.Task, value: Any) -> TaskUpdate:
+    if isinstance(value, m.Message):
+        reply = attrs.evolve(value, task_id=task.id, context_id=task.context_id)
+        return TaskUpdate(state=m.TaskState.COMPLETED, status_message=reply, messages=(reply,))
+    writes = tuple(ArtifactWrite(a) for a in value_to_artifacts(value))
+    return TaskUpdate(state=m.TaskState.COMPLETED, artifacts=writes)
+
+
+def _reply_parts(value: Any) -> tuple[m.Part, ...]:
+    if value is None:
+        raise AgentMisuseError("a message_only skill must return a reply")
+    return value_to_parts(value)
+
+
+def _check_user_message(message: m.Message) -> None:
+    if message.role is not m.Role.USER:
+        raise InvalidParamsError(
+            "a client's message must have role ROLE_USER", path="$.params.message.role"
+        )
+    if not message.parts:
+        raise InvalidParamsError("a message needs at least one part", path="$.params.message.parts")
+
+
+def _check_history_length(history_length: int | None) -> None:
+    if history_length is not None and history_length < 0:
+        raise InvalidParamsError(
+            "historyLength must not be negative", path="$.params.historyLength"
+        )
+
+
+def _not_found(task_id: str) -> TaskNotFoundError:
+    return TaskNotFoundError(f"Task {task_id[:200]} not found")

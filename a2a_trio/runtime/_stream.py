@@ -1,0 +1,64 @@
+"""A client's stream of task events: a head (snapshot or message) followed by live log events."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+
+import trio
+
+from .. import model as m
+from ._eventlog import LogEntry, Subscription
+
+
+def ends_stream(event: m.StreamEvent, *, stop_on_interrupt: bool) -> bool:
+    """Whether ``event`` is the last one a stream carries (A2A v1.0 §3.1.2, §3.1.6)."""
+    if isinstance(event, m.Message):
+        return True
+    state = None
+    if isinstance(event, m.Task | m.TaskStatusUpdateEvent):
+        state = event.status.state
+    if state is None:
+        return False
+    return m.is_terminal(state) or (stop_on_interrupt and m.is_interrupted(state))
+
+
+class TaskStream:
+    """Events for one client stream; ``receive`` raises ``trio.EndOfChannel`` after the last.
+
+    ``stop_on_interrupt``: a SendStreamingMessage stream ends when the task needs input (the
+    client answers with a new message); a SubscribeToTask stream stays until a terminal state.
+    """
+
+    def __init__(
+        self,
+        head: Iterable[LogEntry],
+        subscription: Subscription | None,
+        *,
+        stop_on_interrupt: bool,
+    ) -> None:
+        self._head = deque(head)
+        self._subscription = subscription
+        self._stop_on_interrupt = stop_on_interrupt
+        self._ended = False
+
+    async def receive(self) -> LogEntry:
+        """The next event; cancellation-safe (an interrupted wait loses nothing)."""
+        if self._ended:
+            raise trio.EndOfChannel
+        if self._head:
+            await trio.lowlevel.checkpoint()
+            entry = self._head.popleft()
+        elif self._subscription is not None:
+            entry = await self._subscription.receive()
+        else:
+            raise trio.EndOfChannel
+        if ends_stream(entry.event, stop_on_interrupt=self._stop_on_interrupt):
+            self.close()
+        return entry
+
+    def close(self) -> None:
+        """Detach from the task; synchronous so generator cleanup can call it."""
+        self._ended = True
+        if self._subscription is not None:
+            self._subscription.close()

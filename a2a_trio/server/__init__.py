@@ -1,0 +1,16 @@
+"""Serving agents over HTTP: the request handler, JSON-RPC binding, SSE, app factory, serve()."""
+
+from ._app import A2AServer, StoreFactory, create_app
+from ._config import ServerConfig
+from ._handler import RequestHandler
+from ._serve import hypercorn_config, serve
+
+__all__ = [
+    "A2AServer",
+    "RequestHandler",
+    "ServerConfig",
+    "StoreFactory",
+    "create_app",
+    "hypercorn_config",
+    "serve",
+]

@@ -1,0 +1,233 @@
+"""The quart-trio application: routes that translate HTTP to the request handler.
+
+Lifetime: ``before_serving`` starts :meth:`A2AServer.run` in quart-trio's app nursery; it opens
+the task store and runs the task runtime (whose nursery owns every job).  ``after_serving`` drains
+running jobs for ``shutdown_grace`` seconds, then cancels the runtime.  Each event-stream response
+is an async generator whose only wait is the subscriber's receive under a keepalive timeout, so a
+client disconnect cancels just that stream; its job keeps running.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+import trio
+from quart import Response, request
+from quart_trio import QuartTrio
+
+from ..errors import (
+    A2AError,
+    InternalError,
+    InvalidParamsError,
+    InvalidRequestError,
+    MethodNotFoundError,
+)
+from ..runtime import Agent, SubscriberOverflow, TaskRuntime, TaskStream
+from ..store import CallerScope, MemoryTaskStore, TaskStore
+from ..wire import dumps, loads
+from . import _jsonrpc as rpc
+from ._body import BodyTooLarge, read_body
+from ._card import CardCache
+from ._config import ServerConfig
+from ._handler import RequestHandler
+from ._rpc_methods import V1_METHODS, CallInfo, Method, StreamingMethod
+from ._sse import KEEPALIVE, STREAM_HEADERS, encode_event
+from ._versions import V0_3, V1_0, requested_version
+
+logger = logging.getLogger("a2a_trio.server")
+
+JSON_TYPES = ("application/json", "application/a2a+json")
+CARD_PATH = "/.well-known/agent-card.json"
+
+type StoreFactory = Callable[[], AbstractAsyncContextManager[TaskStore]]
+
+METHOD_TABLES: dict[str, dict[str, Method]] = {V1_0: V1_METHODS}
+
+
+@asynccontextmanager
+async def _memory_store() -> AsyncIterator[TaskStore]:
+    store = MemoryTaskStore()
+    try:
+        yield store
+    finally:
+        await store.aclose()
+
+
+class A2AServer:
+    """One agent served over HTTP: its store, runtime, handler and card."""
+
+    def __init__(
+        self, agent: Agent, *, store: StoreFactory | None = None, config: ServerConfig
+    ) -> None:
+        self.agent = agent
+        self.config = config
+        self.cards = CardCache(agent, config)
+        self._open_store = store or _memory_store
+        self._runtime: TaskRuntime | None = None
+        self._handler: RequestHandler | None = None
+        self._cancel = trio.CancelScope()
+        self._stopped = trio.Event()
+
+    @property
+    def runtime(self) -> TaskRuntime:
+        if self._runtime is None:
+            raise RuntimeError("the server is not serving yet")
+        return self._runtime
+
+    @property
+    def handler(self) -> RequestHandler:
+        if self._handler is None:
+            raise RuntimeError("the server is not serving yet")
+        return self._handler
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Open the store and run the task runtime until :meth:`stop` (or cancellation)."""
+        try:
+            with self._cancel:
+                async with self._open_store() as store, trio.open_nursery() as nursery:
+                    self._runtime = TaskRuntime(self.agent, store, self.config.runtime)
+                    self._handler = RequestHandler(self._runtime)
+                    await nursery.start(self._runtime.run)
+                    task_status.started()
+        finally:
+            self._stopped.set()
+
+    async def stop(self) -> None:
+        """Drain running jobs for ``shutdown_grace`` seconds, then cancel what is left."""
+        if self._runtime is not None:
+            await self._runtime.drain(self.config.shutdown_grace)
+        self._cancel.cancel()
+        await self._stopped.wait()
+
+
+def create_app(
+    agent: Agent, *, store: StoreFactory | None = None, config: ServerConfig | None = None
+) -> QuartTrio:
+    """A quart-trio app serving ``agent`` (run it with hypercorn's trio worker).
+
+    ``store`` is a zero-argument callable returning an async context manager that yields the
+    task store (e.g. ``lambda: open_store(url)``); the default is an in-memory store.
+    """
+    config = config or ServerConfig()
+    server = A2AServer(agent, store=store, config=config)
+    app = QuartTrio("a2a_trio")
+    app.config["MAX_CONTENT_LENGTH"] = config.max_body_bytes
+    app.config["RESPONSE_TIMEOUT"] = None  # long-lived event streams must never be cut
+    # quart-trio gives its nursery this long after shutdown starts; our drain fits inside it.
+    app.config["BACKGROUND_TASK_SHUTDOWN_TIMEOUT"] = (
+        config.shutdown_grace + config.runtime.finalize_timeout + 1
+    )
+    app.extensions["a2a_trio"] = server
+
+    @app.before_serving
+    async def start_runtime() -> None:
+        await app.nursery.start(server.run)
+
+    @app.after_serving
+    async def stop_runtime() -> None:
+        await server.stop()
+
+    @app.get(CARD_PATH)
+    async def agent_card() -> Response:
+        rendered = server.cards.render(request.host_url)
+        headers = {
+            "ETag": rendered.etag,
+            "Cache-Control": f"public, max-age={config.card_max_age}",
+        }
+        if rendered.etag in request.headers.get("If-None-Match", ""):
+            return Response(b"", status=304, headers=headers)
+        return Response(rendered.body, content_type="application/json", headers=headers)
+
+    @app.post(config.jsonrpc_path)
+    async def jsonrpc() -> Response:
+        return await _jsonrpc(server)
+
+    @app.errorhandler(500)
+    async def internal_error(_error: Any) -> Response:
+        return _json(rpc.failure(None, InternalError()), status=500)
+
+    return app
+
+
+async def _jsonrpc(server: A2AServer) -> Response:
+    content_type = request.mimetype
+    if content_type not in JSON_TYPES:
+        error = InvalidRequestError(
+            f"Content-Type must be application/json, not {content_type[:60] or 'missing'!r}"
+        )
+        return _json(rpc.failure(None, error), status=415)
+    try:
+        body = await read_body(request, server.config.max_body_bytes)
+    except BodyTooLarge:
+        error = InvalidRequestError(
+            f"Request body larger than {server.config.max_body_bytes} bytes"
+        )
+        return _json(rpc.failure(None, error), status=413)
+    document: Any = None
+    try:
+        document = loads(body)
+        call = rpc.parse_request(document)
+        method = _lookup(call.method, request.headers)
+        params = method.decode(call.params)
+        scope = CallerScope(tenant=getattr(params, "tenant", ""))
+        info = CallInfo(last_event_id=_last_event_id(request.headers.get("Last-Event-ID")))
+        if isinstance(method, StreamingMethod):
+            stream = await method.call(server.handler, scope, params, info)
+            return _event_stream(stream, call.id, method, server.config.keepalive)
+        result = method.encode(await method.call(server.handler, scope, params, info))
+    except A2AError as error:
+        return _json(rpc.failure(rpc.request_id(document), error))
+    if call.is_notification:
+        return Response(b"", status=204)
+    return _json(rpc.success(call.id, result))
+
+
+def _lookup(name: str, headers: Any) -> Method:
+    version = requested_version(headers)
+    table = METHOD_TABLES.get(version)
+    if table is None or (version == V0_3 and name in V1_METHODS):
+        table = V1_METHODS  # no header (= 0.3) but a 1.0 method name: serve it as 1.0
+    method = table.get(name)
+    if method is None:
+        raise MethodNotFoundError(f"Method not found: {name[:100]!r}")
+    return method
+
+
+def _last_event_id(value: str | None) -> int | None:
+    if value is None or not value.strip():
+        return None
+    try:
+        return int(value.strip())
+    except ValueError:
+        raise InvalidParamsError("Last-Event-ID must be an event id this server sent") from None
+
+
+def _json(document: Any, *, status: int = 200) -> Response:
+    return Response(dumps(document), status=status, content_type="application/json")
+
+
+def _event_stream(
+    stream: TaskStream, rid: rpc.RequestId, method: StreamingMethod, keepalive: float
+) -> Response:
+    async def frames() -> AsyncIterator[bytes]:
+        try:
+            while True:
+                entry = None
+                with trio.move_on_after(keepalive):
+                    entry = await stream.receive()
+                if entry is None:
+                    yield KEEPALIVE
+                    continue
+                frame = rpc.success(rid, method.encode_event(entry.event))
+                yield encode_event(dumps(frame), event_id=entry.seq)
+        except (trio.EndOfChannel, SubscriberOverflow):
+            return
+        finally:
+            stream.close()
+
+    response = Response(frames(), headers=STREAM_HEADERS)
+    response.timeout = None
+    return response

@@ -1,0 +1,57 @@
+"""The agent card route's logic: interfaces from the served bindings, ETag and caching."""
+
+from __future__ import annotations
+
+import hashlib
+
+import attrs
+
+from .. import model as m
+from ..runtime import Agent
+from ..wire import V1, dumps
+from ._config import ServerConfig
+from ._versions import V1_0
+
+
+@attrs.frozen
+class CardResponse:
+    body: bytes
+    etag: str
+
+
+def interfaces(config: ServerConfig, base_url: str) -> tuple[m.AgentInterface, ...]:
+    """What this server serves, preferred first."""
+    base = base_url.rstrip("/")
+    return (
+        m.AgentInterface(
+            url=base + config.jsonrpc_path, protocol_binding="JSONRPC", protocol_version=V1_0
+        ),
+    )
+
+
+class CardCache:
+    """Renders the card once per base URL; the ETag is a hash of the exact bytes served."""
+
+    def __init__(self, agent: Agent, config: ServerConfig) -> None:
+        self._agent = agent
+        self._config = config
+        self._rendered: dict[str, CardResponse] = {}
+
+    def card(self, base_url: str) -> m.AgentCard:
+        return self._agent.card(
+            interfaces(self._config, self._config.public_url or base_url),
+            capabilities=m.AgentCapabilities(
+                streaming=True, push_notifications=False, extended_agent_card=False
+            ),
+        )
+
+    def render(self, base_url: str) -> CardResponse:
+        key = self._config.public_url or base_url
+        cached = self._rendered.get(key)
+        if cached is None:
+            if len(self._rendered) > 64:  # Host headers are client-chosen: bound the cache
+                self._rendered.clear()
+            body = dumps(V1.encode(self.card(base_url)))
+            cached = CardResponse(body, '"' + hashlib.sha256(body).hexdigest()[:32] + '"')
+            self._rendered[key] = cached
+        return cached

@@ -1,0 +1,75 @@
+"""The one set of A2A operations every binding translates to (A2A v1.0 §3.1).
+
+Bindings parse their wire form into model requests, call these, and encode the results; so the
+same request gives the same result on every binding.
+"""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+from .. import model as m
+from ..errors import (
+    ExtendedAgentCardNotConfiguredError,
+    PushNotificationNotSupportedError,
+)
+from ..runtime import TaskRuntime, TaskStream
+from ..store import CallerScope
+
+
+class RequestHandler:
+    """A2A operations over a :class:`~a2a_trio.runtime.TaskRuntime`."""
+
+    def __init__(self, runtime: TaskRuntime) -> None:
+        self.runtime = runtime
+
+    async def send_message(
+        self, scope: CallerScope, request: m.SendMessageRequest
+    ) -> m.SendMessageResult:
+        return await self.runtime.send(scope, request)
+
+    async def send_streaming_message(
+        self, scope: CallerScope, request: m.SendMessageRequest
+    ) -> TaskStream:
+        return await self.runtime.send_stream(scope, request)
+
+    async def get_task(self, scope: CallerScope, request: m.GetTaskRequest) -> m.Task:
+        return await self.runtime.get(scope, request.id, request.history_length)
+
+    async def list_tasks(
+        self, scope: CallerScope, request: m.ListTasksRequest
+    ) -> m.ListTasksResponse:
+        page = await self.runtime.list(scope, request)
+        return m.ListTasksResponse(
+            tasks=page.tasks,
+            next_page_token=page.next_page_token,
+            page_size=page.page_size,
+            total_size=page.total_size,
+        )
+
+    async def cancel_task(self, scope: CallerScope, request: m.CancelTaskRequest) -> m.Task:
+        return await self.runtime.cancel(scope, request.id)
+
+    async def subscribe_to_task(
+        self,
+        scope: CallerScope,
+        request: m.SubscribeToTaskRequest,
+        *,
+        last_event_id: int | None = None,
+    ) -> TaskStream:
+        return await self.runtime.subscribe(scope, request.id, last_event_id=last_event_id)
+
+    async def push_config(self, scope: CallerScope, request: object) -> NoReturn:
+        """All four push-config operations, until push delivery lands."""
+        raise PushNotificationNotSupportedError(
+            "This agent does not support push notifications (capabilities.pushNotifications "
+            "is false); use SendStreamingMessage or SubscribeToTask"
+        )
+
+    async def get_extended_agent_card(
+        self, scope: CallerScope, request: m.GetExtendedAgentCardRequest
+    ) -> m.AgentCard:
+        raise ExtendedAgentCardNotConfiguredError(
+            "This agent has no extended agent card; its public card is at "
+            "/.well-known/agent-card.json"
+        )

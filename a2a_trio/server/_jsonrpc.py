@@ -1,0 +1,69 @@
+"""JSON-RPC 2.0 framing (sans-IO): parse a request envelope, shape results and errors.
+
+Decisions: batches (JSON arrays) are refused with -32600, since A2A's streaming methods cannot
+share one HTTP response and no A2A client sends them; a request without ``id`` is a notification
+and gets no response body; ``params`` must be an object.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from ..errors import A2AError, InvalidParamsError, InvalidRequestError
+
+type RequestId = str | int | float | None
+
+
+@attrs.frozen
+class RpcRequest:
+    id: RequestId
+    method: str
+    params: dict[str, Any]
+    is_notification: bool
+
+
+def parse_request(document: Any) -> RpcRequest:
+    """Validate a decoded JSON-RPC request; raises ``InvalidRequestError``/``InvalidParamsError``.
+
+    The raised error's ``data`` is left alone; use :func:`request_id` to answer with the id.
+    """
+    if isinstance(document, list):
+        raise InvalidRequestError("Invalid request: batch requests are not supported")
+    if not isinstance(document, dict):
+        raise InvalidRequestError("Invalid request: the body must be a JSON-RPC request object")
+    if document.get("jsonrpc") != "2.0":
+        raise InvalidRequestError('Invalid request: "jsonrpc" must be exactly "2.0"')
+    if "id" in document and not _valid_id(document["id"]):
+        raise InvalidRequestError('Invalid request: "id" must be a string, number or null')
+    method = document.get("method")
+    if not isinstance(method, str) or not method:
+        raise InvalidRequestError('Invalid request: "method" must be a non-empty string')
+    params = document.get("params", {})
+    if not isinstance(params, dict):
+        raise InvalidParamsError("params must be an object", path="$.params")
+    return RpcRequest(document.get("id"), method, params, "id" not in document)
+
+
+def request_id(document: Any) -> RequestId:
+    """The id to echo in an error response: the request's if it is valid, else null."""
+    if isinstance(document, dict) and _valid_id(document.get("id")):
+        found: RequestId = document.get("id")
+        return found
+    return None
+
+
+def _valid_id(value: Any) -> bool:
+    return value is None or (isinstance(value, str | int | float) and not isinstance(value, bool))
+
+
+def success(rid: RequestId, result: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "result": result}
+
+
+def failure(rid: RequestId, error: A2AError) -> dict[str, Any]:
+    body: dict[str, Any] = {"code": error.code, "message": error.message}
+    if error.data is not None:
+        body["data"] = error.data
+    return {"jsonrpc": "2.0", "id": rid, "error": body}

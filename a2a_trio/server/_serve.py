@@ -1,0 +1,52 @@
+"""Serving an agent from inside a trio program."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from functools import partial
+
+import trio
+from hypercorn.config import Config as HypercornConfig
+from hypercorn.trio import serve as hypercorn_serve
+
+from ..runtime import Agent
+from ._app import StoreFactory, create_app
+from ._config import ServerConfig
+
+
+def hypercorn_config(host: str, port: int) -> HypercornConfig:
+    """Hypercorn settings fit for long-lived event streams."""
+    config = HypercornConfig()
+    config.bind = [f"{host}:{port}"]
+    config.accesslog = None
+    config.read_timeout = None  # an idle stream is not a dead connection
+    config.keep_alive_max_requests = 1_000_000
+    return config
+
+
+async def serve(
+    agent: Agent,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    store: StoreFactory | None = None,
+    config: ServerConfig | None = None,
+    shutdown_trigger: Callable[[], Awaitable[None]] | None = None,
+    task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve ``agent`` over HTTP until cancelled (or until ``shutdown_trigger`` returns).
+
+    Reports the bound base URL (``http://host:port``) through ``task_status`` once it accepts
+    connections, so ``url = await nursery.start(serve, agent, port=0)`` works.  Cancellation
+    stops at once: running tasks are recorded FAILED with a "server shut down" message (tasks
+    waiting for input stay resumable).  ``shutdown_trigger`` instead drains gracefully: new
+    connections stop, running jobs get ``config.shutdown_grace`` seconds, then the rest is
+    cancelled.
+    """
+    app = create_app(agent, store=store, config=config)
+    trigger = shutdown_trigger or trio.sleep_forever
+    async with trio.open_nursery() as nursery:
+        binds = await nursery.start(
+            partial(hypercorn_serve, app, hypercorn_config(host, port), shutdown_trigger=trigger)
+        )
+        task_status.started(binds[0])
