@@ -1,0 +1,45 @@
+"""The trio-native A2A client.
+
+::
+
+    async with open_client("http://127.0.0.1:8000") as client:
+        task = await client.send("hello")
+        async with client.stream("hello") as events:
+            async for event in events:
+                ...
+"""
+
+from ._auth import ApiKeyAuth, BearerAuth, HeaderAuth, HeaderProvider
+from ._bindings import HTTP_JSON, JSONRPC
+from ._card import CardCache, fetch_card
+from ._client import Client, open_client
+from ._errors import (
+    AgentCardError,
+    ClientError,
+    InvalidResponseError,
+    RemoteError,
+    TransportError,
+)
+from ._options import Reconnect, Timeouts
+from ._stream import EventStream
+
+__all__ = [
+    "HTTP_JSON",
+    "JSONRPC",
+    "AgentCardError",
+    "ApiKeyAuth",
+    "BearerAuth",
+    "CardCache",
+    "Client",
+    "ClientError",
+    "EventStream",
+    "HeaderAuth",
+    "HeaderProvider",
+    "InvalidResponseError",
+    "Reconnect",
+    "RemoteError",
+    "Timeouts",
+    "TransportError",
+    "fetch_card",
+    "open_client",
+]

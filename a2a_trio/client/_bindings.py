@@ -1,0 +1,296 @@
+"""How each operation travels on each protocol binding: request building and answer reading.
+
+Sans-IO: a binding turns a typed request into an :class:`HttpCall` and turns the HTTP answer
+(status and body) or one SSE ``data`` payload back into typed values or a typed error.  The
+HTTP layer (``_http.py``) does the sending.  JSON-RPC (A2A v1.0 §9) and HTTP+JSON (§11, paths
+from the proto's ``google.api.http`` options) are implemented here.
+"""
+
+from __future__ import annotations
+
+import abc
+import enum
+import itertools
+from typing import Any, ClassVar, Final
+from urllib.parse import quote
+
+import attrs
+
+from .. import model as m
+from ..errors import A2AError, AuthenticationRequiredError, InvalidParamsError, ParseError
+from ..wire import V1, loads
+from ._errors import InvalidResponseError, TransportError, remote_error
+
+JSONRPC: Final = "JSONRPC"
+HTTP_JSON: Final = "HTTP+JSON"
+
+
+class Op(enum.StrEnum):
+    """The A2A operations, named as the v1.0 JSON-RPC methods."""
+
+    SEND = "SendMessage"
+    STREAM = "SendStreamingMessage"
+    GET = "GetTask"
+    LIST = "ListTasks"
+    CANCEL = "CancelTask"
+    SUBSCRIBE = "SubscribeToTask"
+    CREATE_PUSH = "CreateTaskPushNotificationConfig"
+    GET_PUSH = "GetTaskPushNotificationConfig"
+    LIST_PUSH = "ListTaskPushNotificationConfigs"
+    DELETE_PUSH = "DeleteTaskPushNotificationConfig"
+    EXTENDED_CARD = "GetExtendedAgentCard"
+
+
+RESULT_TYPES: Final[dict[Op, type]] = {
+    Op.GET: m.Task,
+    Op.LIST: m.ListTasksResponse,
+    Op.CANCEL: m.Task,
+    Op.CREATE_PUSH: m.TaskPushNotificationConfig,
+    Op.GET_PUSH: m.TaskPushNotificationConfig,
+    Op.LIST_PUSH: m.ListTaskPushNotificationConfigsResponse,
+    Op.EXTENDED_CARD: m.AgentCard,
+}
+
+# HTTP+JSON routes (a2a-v1.0.proto ``google.api.http``): verb and path template.  Path fields
+# are the request's camelCase keys; other keys go in the body (POST) or the query (GET/DELETE).
+REST_ROUTES: Final[dict[Op, tuple[str, str]]] = {
+    Op.SEND: ("POST", "/message:send"),
+    Op.STREAM: ("POST", "/message:stream"),
+    Op.GET: ("GET", "/tasks/{id}"),
+    Op.LIST: ("GET", "/tasks"),
+    Op.CANCEL: ("POST", "/tasks/{id}:cancel"),
+    Op.SUBSCRIBE: ("GET", "/tasks/{id}:subscribe"),
+    Op.CREATE_PUSH: ("POST", "/tasks/{taskId}/pushNotificationConfigs"),
+    Op.GET_PUSH: ("GET", "/tasks/{taskId}/pushNotificationConfigs/{id}"),
+    Op.LIST_PUSH: ("GET", "/tasks/{taskId}/pushNotificationConfigs"),
+    Op.DELETE_PUSH: ("DELETE", "/tasks/{taskId}/pushNotificationConfigs/{id}"),
+    Op.EXTENDED_CARD: ("GET", "/extendedAgentCard"),
+}
+
+ERROR_INFO_TYPE: Final = "type.googleapis.com/google.rpc.ErrorInfo"
+
+
+@attrs.frozen
+class HttpCall:
+    """One HTTP request to make: verb, absolute URL, JSON body and query parameters."""
+
+    method: str
+    url: str
+    json: Any = None
+    params: tuple[tuple[str, str], ...] = ()
+
+
+def _bad_response(what: str, exc: A2AError | None = None) -> InvalidResponseError:
+    detail = f": {exc.message}" if exc is not None else ""
+    return InvalidResponseError(f"invalid {what} from the agent{detail}")
+
+
+def _json_body(body: bytes, what: str) -> Any:
+    try:
+        return loads(body)
+    except ParseError as exc:
+        raise _bad_response(what, exc) from None
+
+
+def _error_reason(details: Any) -> str:
+    """The ErrorInfo ``reason`` in a v1.0 error's details, if one is there."""
+    if isinstance(details, list):
+        for item in details:
+            if isinstance(item, dict) and item.get("@type") == ERROR_INFO_TYPE:
+                reason = item.get("reason")
+                return reason if isinstance(reason, str) else ""
+    return ""
+
+
+def http_status_error(status: int, body: bytes) -> Exception:
+    """An HTTP error status whose body carries no A2A error."""
+    text = body[:200].decode("utf-8", errors="replace").strip()
+    if status == 401:
+        return AuthenticationRequiredError(text or None)
+    suffix = f": {text}" if text else ""
+    return TransportError(f"HTTP {status} from the agent{suffix}", status_code=status)
+
+
+class Binding(abc.ABC):
+    """A protocol binding at one interface URL."""
+
+    name: ClassVar[str]
+    version: ClassVar[str]
+
+    def __init__(self, url: str, *, tenant: str = "") -> None:
+        self.url = url
+        self.tenant = tenant
+
+    def headers(self) -> dict[str, str]:
+        """Headers every request on this binding carries."""
+        return {"A2A-Version": self.version} if self.version != "0.3" else {}
+
+    @abc.abstractmethod
+    def call(self, op: Op, request: Any) -> HttpCall:
+        """The HTTP request for ``op`` with the typed ``request``."""
+
+    @abc.abstractmethod
+    def result(self, op: Op, status: int, body: bytes) -> Any:
+        """The typed result of a unary call, or raise the error the answer carries."""
+
+    @abc.abstractmethod
+    def event(self, data: str) -> m.StreamEvent:
+        """One SSE ``data`` payload as a typed event, or raise the error it carries."""
+
+    @abc.abstractmethod
+    def error(self, status: int, body: bytes) -> Exception:
+        """The error a non-stream answer to a streaming call carries."""
+
+
+def decode_v1_result(op: Op, data: Any) -> Any:
+    """A v1.0 ProtoJSON result for ``op``; a bad shape raises :class:`InvalidResponseError`."""
+    try:
+        if op in (Op.SEND, Op.STREAM):
+            return V1.decode_send_result(data, path="$.result")
+        if op is Op.DELETE_PUSH:
+            return None
+        return V1.decode(data, RESULT_TYPES[op], path="$.result")
+    except InvalidParamsError as exc:
+        raise _bad_response(f"{op} result", exc) from None
+
+
+class JsonRpcBinding(Binding):
+    """JSON-RPC 2.0 over HTTP POST; streams are SSE whose data are JSON-RPC responses."""
+
+    name = JSONRPC
+    version = "1.0"
+
+    def __init__(self, url: str, *, tenant: str = "") -> None:
+        super().__init__(url, tenant=tenant)
+        self._ids = itertools.count(1)
+
+    def method(self, op: Op) -> str:
+        return op.value
+
+    def params(self, op: Op, request: Any) -> Any:
+        params = V1.encode(request)
+        if self.tenant and "tenant" not in params:
+            params["tenant"] = self.tenant
+        return params
+
+    def decode(self, op: Op, result: Any) -> Any:
+        return decode_v1_result(op, result)
+
+    def decode_event(self, result: Any) -> m.StreamEvent:
+        try:
+            return V1.decode_stream_response(result, path="$.result")
+        except InvalidParamsError as exc:
+            raise _bad_response("stream event", exc) from None
+
+    def call(self, op: Op, request: Any) -> HttpCall:
+        envelope = {
+            "jsonrpc": "2.0",
+            "id": next(self._ids),
+            "method": self.method(op),
+            "params": self.params(op, request),
+        }
+        return HttpCall("POST", self.url, envelope)
+
+    def _unwrap(self, body: Any) -> Any:
+        if not isinstance(body, dict) or body.get("jsonrpc") != "2.0":
+            raise _bad_response("JSON-RPC response")
+        if "error" in body:
+            error = body["error"]
+            if not isinstance(error, dict) or not isinstance(error.get("code"), int):
+                raise _bad_response("JSON-RPC error")
+            message = error.get("message")
+            data = error.get("data")
+            raise remote_error(
+                error["code"],
+                message if isinstance(message, str) else "",
+                data,
+                reason=_error_reason(data),
+            )
+        if "result" not in body:
+            raise _bad_response("JSON-RPC response")
+        return body["result"]
+
+    def _envelope(self, status: int, body: bytes) -> Any:
+        try:
+            parsed = loads(body)
+        except ParseError:
+            parsed = None
+        if status >= 400 and not (isinstance(parsed, dict) and "error" in parsed):
+            raise http_status_error(status, body)
+        return self._unwrap(parsed)
+
+    def result(self, op: Op, status: int, body: bytes) -> Any:
+        return self.decode(op, self._envelope(status, body))
+
+    def event(self, data: str) -> m.StreamEvent:
+        return self.decode_event(self._unwrap(_json_body(data.encode(), "stream event")))
+
+    def error(self, status: int, body: bytes) -> Exception:
+        try:
+            self._envelope(status, body)
+        except (A2AError, TransportError, InvalidResponseError) as exc:
+            return exc
+        return _bad_response("answer to a streaming call (not an event stream)")
+
+
+class RestBinding(Binding):
+    """HTTP+JSON: resource paths and verbs, ProtoJSON bodies, AIP-193 error objects."""
+
+    name = HTTP_JSON
+    version = "1.0"
+
+    def call(self, op: Op, request: Any) -> HttpCall:
+        verb, template = REST_ROUTES[op]
+        fields = V1.encode(request)
+        tenant = fields.pop("tenant", "") or self.tenant
+        names = [part.split("}")[0] for part in template.split("{")[1:]]
+        path = template.format(
+            **{name: quote(str(fields.pop(name, "")), safe="") for name in names}
+        )
+        prefix = "/" + quote(tenant, safe="") if tenant else ""
+        url = self.url.rstrip("/") + prefix + path
+        if verb == "POST":
+            return HttpCall(verb, url, fields)
+        return HttpCall(verb, url, None, tuple(_query(fields)))
+
+    def result(self, op: Op, status: int, body: bytes) -> Any:
+        if status >= 300:
+            raise self.error(status, body)
+        if op is Op.DELETE_PUSH:
+            return None
+        return decode_v1_result(op, _json_body(body, f"{op} result"))
+
+    def event(self, data: str) -> m.StreamEvent:
+        try:
+            return V1.decode_stream_response(_json_body(data.encode(), "stream event"))
+        except InvalidParamsError as exc:
+            raise _bad_response("stream event", exc) from None
+
+    def error(self, status: int, body: bytes) -> Exception:
+        try:
+            parsed = loads(body)
+        except ParseError:
+            return http_status_error(status, body)
+        error = parsed.get("error") if isinstance(parsed, dict) else None
+        if not isinstance(error, dict):
+            return http_status_error(status, body)
+        message = error.get("message")
+        details = error.get("details")
+        code = error.get("code")
+        return remote_error(
+            code if isinstance(code, int) else status,
+            message if isinstance(message, str) else "",
+            details,
+            reason=_error_reason(details),
+        )
+
+
+def _query(fields: dict[str, Any]) -> list[tuple[str, str]]:
+    """ProtoJSON scalars as query parameters (§11: booleans lowercase, repeated repeated)."""
+    out: list[tuple[str, str]] = []
+    for key, value in fields.items():
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, dict):
+                raise TypeError(f"{key}: nested objects cannot go in a query string")
+            out.append((key, str(item).lower() if isinstance(item, bool) else str(item)))
+    return out

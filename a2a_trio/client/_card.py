@@ -1,0 +1,184 @@
+"""Agent card discovery, HTTP caching of cards, and choosing the interface to talk to.
+
+Discovery (A2A v1.0 §8.2): ``<base>/.well-known/agent-card.json``, falling back to the v0.3
+``<base>/.well-known/agent.json``; a URL ending in ``.json`` is taken as the card's own URL.
+Caching (§8.6.2, RFC 9111 in brief): ``max-age`` sets freshness, ``no-store`` stores nothing,
+``no-cache`` revalidates every time; a stale card with an ``ETag`` is revalidated with
+``If-None-Match`` and a 304 keeps it.  Selection (§8.3.2): the first interface, in the
+client's binding preference order, whose protocol version this client speaks (1.0 before 0.3).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+import httpx
+import trio
+
+from .. import model as m
+from ..errors import A2AError
+from ..wire import V1, loads
+from ._bindings import HTTP_JSON, JSONRPC, Binding, JsonRpcBinding, RestBinding
+from ._errors import AgentCardError
+from ._options import DEFAULT_TIMEOUTS, Timeouts
+from ._transport import http_errors
+
+WELL_KNOWN = "/.well-known/agent-card.json"
+LEGACY_WELL_KNOWN = "/.well-known/agent.json"
+DEFAULT_MAX_AGE = 300.0
+
+BINDINGS: dict[tuple[str, str], type[Binding]] = {
+    (JSONRPC, "1.0"): JsonRpcBinding,
+    (HTTP_JSON, "1.0"): RestBinding,
+}
+
+
+def card_urls(url: str) -> list[str]:
+    """Where to look for the card of the agent at ``url``, in order."""
+    if url.split("?")[0].endswith(".json"):
+        return [url]
+    base = url.rstrip("/")
+    return [base + WELL_KNOWN, base + LEGACY_WELL_KNOWN]
+
+
+def freshness(headers: Mapping[str, str], default: float) -> float | None:
+    """Seconds a card may be served from cache; ``None`` when it must not be stored."""
+    directives = {
+        name.strip().lower(): value
+        for name, _, value in (
+            d.partition("=") for d in headers.get("cache-control", "").split(",")
+        )
+    }
+    if "no-store" in directives:
+        return None
+    if "no-cache" in directives:
+        return 0.0
+    match = re.fullmatch(r'"?(\d+)"?', directives.get("max-age", "").strip())
+    return float(match[1]) if match else default
+
+
+def decode_card(data: Any, *, source: str) -> m.AgentCard:
+    """A card document (v1.0 ProtoJSON) as a typed card; a bad one raises AgentCardError."""
+    try:
+        return V1.decode(data, m.AgentCard)
+    except A2AError as exc:
+        raise AgentCardError(f"invalid agent card at {source}: {exc.message}") from None
+
+
+@attrs.frozen
+class _Entry:
+    card: m.AgentCard
+    etag: str
+    expires: float
+
+
+class CardCache:
+    """Agent cards by URL, kept as long as the server's caching headers allow.
+
+    Share one between clients to avoid refetching a card.  Times come from ``trio.current_time``.
+    """
+
+    def __init__(self, *, default_max_age: float = DEFAULT_MAX_AGE) -> None:
+        self._default = default_max_age
+        self._entries: dict[str, _Entry] = {}
+
+    def fresh(self, url: str) -> m.AgentCard | None:
+        """The cached card for ``url`` if it has not expired."""
+        entry = self._entries.get(url)
+        return entry.card if entry and entry.expires > trio.current_time() else None
+
+    def etag(self, url: str) -> str:
+        entry = self._entries.get(url)
+        return entry.etag if entry else ""
+
+    def store(self, url: str, card: m.AgentCard, headers: Mapping[str, str]) -> None:
+        max_age = freshness(headers, self._default)
+        if max_age is None:
+            self._entries.pop(url, None)
+            return
+        etag = headers.get("etag", "")
+        self._entries[url] = _Entry(card, etag, trio.current_time() + max_age)
+
+    def revalidated(self, url: str, headers: Mapping[str, str]) -> m.AgentCard:
+        """A 304 came back: keep the stored card for another freshness period."""
+        entry = self._entries[url]
+        self.store(url, entry.card, {"etag": entry.etag, **headers})
+        return entry.card
+
+
+async def fetch_card(
+    http: httpx.AsyncClient,
+    url: str,
+    *,
+    cache: CardCache | None = None,
+    auth: httpx.Auth | None = None,
+    timeouts: Timeouts = DEFAULT_TIMEOUTS,
+) -> m.AgentCard:
+    """Find and read the agent card for ``url`` (an agent base URL or a card URL).
+
+    Raises:
+        AgentCardError: no card at any well-known path, or the card is not valid.
+        TransportError: the server could not be reached.
+    """
+    tried: list[str] = []
+    for card_url in card_urls(url):
+        if cache is not None and (card := cache.fresh(card_url)) is not None:
+            return card
+        headers = {"Accept": "application/json"}
+        etag = cache.etag(card_url) if cache is not None else ""
+        if etag:
+            headers["If-None-Match"] = etag
+        with http_errors(f"fetching the agent card at {card_url}"):
+            response = await http.get(
+                card_url,
+                headers=headers,
+                auth=auth or httpx.USE_CLIENT_DEFAULT,
+                timeout=timeouts.unary(),
+            )
+        if response.status_code == 304 and cache is not None and etag:
+            return cache.revalidated(card_url, response.headers)
+        if response.status_code in (404, 405):
+            tried.append(card_url)
+            continue
+        if not response.is_success:
+            raise AgentCardError(f"HTTP {response.status_code} fetching the card at {card_url}")
+        try:
+            document = loads(response.content)
+        except A2AError:
+            raise AgentCardError(f"the agent card at {card_url} is not JSON") from None
+        card = decode_card(document, source=card_url)
+        if cache is not None:
+            cache.store(card_url, card, response.headers)
+        return card
+    raise AgentCardError(f"no agent card found (tried {', '.join(tried)})")
+
+
+def choose_binding(
+    card: m.AgentCard, preferences: Sequence[str], *, tenant: str = ""
+) -> tuple[m.AgentInterface, Binding]:
+    """The interface to use and its binding: first by protocol version, then by preference."""
+    supported = {binding for binding, _ in BINDINGS}
+    unknown = [p for p in preferences if p not in supported]
+    if unknown:
+        raise AgentCardError(f"unsupported binding {unknown[0]!r} (one of {', '.join(supported)})")
+    for version in ("1.0", "0.3"):
+        for name in preferences:
+            for iface in card.supported_interfaces:
+                if iface.protocol_binding == name and _speaks(iface.protocol_version, version):
+                    cls = BINDINGS.get((name, version))
+                    if cls is not None:
+                        return iface, cls(iface.url, tenant=tenant or iface.tenant)
+    offered = ", ".join(
+        f"{i.protocol_binding} {i.protocol_version}" for i in card.supported_interfaces
+    )
+    raise AgentCardError(
+        f"the agent offers no interface this client speaks (offered: {offered or 'none'})"
+    )
+
+
+def _speaks(declared: str, version: str) -> bool:
+    major_minor = ".".join(declared.strip().split(".")[:2])
+    return major_minor == version or (version == "1.0" and major_minor == "1")

@@ -1,0 +1,54 @@
+"""Client configuration as frozen values (timeouts, reconnection, binding preference)."""
+
+from __future__ import annotations
+
+import attrs
+import httpx
+
+from ._bindings import HTTP_JSON, JSONRPC
+
+
+@attrs.frozen
+class Timeouts:
+    """Seconds to wait; ``None`` waits forever.
+
+    ``read`` bounds unary calls (a blocking send waits for the task to finish, so it is long).
+    ``stream_read`` bounds the gap between bytes on a stream: leave it ``None``, or make it
+    longer than the server's keepalive interval, so an idle stream is never cut.
+    """
+
+    connect: float | None = 10.0
+    read: float | None = 300.0
+    write: float | None = 30.0
+    stream_read: float | None = None
+
+    def unary(self) -> httpx.Timeout:
+        return httpx.Timeout(connect=self.connect, read=self.read, write=self.write, pool=None)
+
+    def stream(self) -> httpx.Timeout:
+        return httpx.Timeout(
+            connect=self.connect, read=self.stream_read, write=self.write, pool=None
+        )
+
+
+@attrs.frozen
+class Reconnect:
+    """How a dropped stream is resumed: at most ``attempts`` tries in a row, with backoff.
+
+    The delay doubles from ``initial_delay`` up to ``max_delay``; a ``retry:`` the server sent
+    is used as the floor.  The count starts again after each event received.
+    """
+
+    attempts: int = 5
+    initial_delay: float = 0.25
+    max_delay: float = 5.0
+
+    def delay(self, attempt: int, server_retry_ms: int | None) -> float:
+        backoff = min(self.max_delay, self.initial_delay * 2.0 ** (attempt - 1))
+        floor = (server_retry_ms or 0) / 1000
+        return max(backoff, min(floor, self.max_delay))
+
+
+DEFAULT_BINDINGS: tuple[str, ...] = (JSONRPC, HTTP_JSON)
+DEFAULT_TIMEOUTS = Timeouts()
+DEFAULT_RECONNECT = Reconnect()

@@ -1,0 +1,176 @@
+"""A live stream of task events that resumes by itself after a dropped connection.
+
+The stream owns at most one open HTTP response at a time.  When the connection drops (or the
+server ends the stream before the task reached a terminal or interrupted state) it
+resubscribes to the task with ``Last-Event-ID`` set to the last SSE id it saw, so a server that
+numbers its events replays exactly what was missed.  Attempts are bounded and spaced by
+backoff; the count restarts after each event received.  If the task ended while the stream was
+away (resubscribing is refused for finished tasks), the stream ends with the task as fetched.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import AsyncIterator
+from types import TracebackType
+from typing import Any, Self
+
+import httpx
+import trio
+
+from .. import model as m
+from ..errors import UnsupportedOperationError
+from ..wire import SSEDecoder, SSEError
+from ._bindings import Op
+from ._errors import InvalidResponseError, TransportError
+from ._options import Reconnect
+from ._transport import Transport, http_errors
+
+
+def _state(event: m.StreamEvent) -> m.TaskState | None:
+    match event:
+        case m.Task(status=status) | m.TaskStatusUpdateEvent(status=status):
+            return status.state
+    return None
+
+
+def _task_id(event: m.StreamEvent) -> str:
+    match event:
+        case m.Task(id=task_id):
+            return task_id
+        case m.TaskStatusUpdateEvent(task_id=task_id) | m.TaskArtifactUpdateEvent(task_id=task_id):
+            return task_id
+        case m.Message(task_id=task_id):
+            return task_id
+    return ""
+
+
+class EventStream:
+    """Typed events of one streaming call: ``async with ... as events: async for e in events``.
+
+    Iterating blocks until the next event arrives; cancelling it closes nothing but the wait.
+    Leaving the ``async with`` block closes the connection.  Raises the typed A2A error an
+    agent sends, :class:`InvalidResponseError` for a malformed event and
+    :class:`TransportError` once reconnection has failed ``reconnect.attempts`` times.
+    """
+
+    def __init__(self, transport: Transport, op: Op, request: Any, *, reconnect: Reconnect) -> None:
+        self._transport = transport
+        self._op = op
+        self._request = request
+        self._reconnect = reconnect
+        self._response: httpx.Response | None = None
+        self._chunks: AsyncIterator[bytes] | None = None
+        self._decoder = SSEDecoder()
+        self._pending: deque[m.StreamEvent] = deque()
+        self._finished = False
+        self._final_seen = False
+        self._failures = 0
+        self.task_id = request.id if op is Op.SUBSCRIBE else ""
+        """The task this stream follows, once known."""
+        self.reconnects = 0
+        """How many times the stream was resumed after a drop."""
+
+    @property
+    def last_event_id(self) -> str:
+        """The last SSE event id received (what a resubscribe sends as ``Last-Event-ID``)."""
+        return self._decoder.last_event_id
+
+    async def __aenter__(self) -> Self:
+        await self._open(self._op, self._request)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the connection; iteration then ends."""
+        self._finished = True
+        await self._close_response()
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> m.StreamEvent:
+        while not self._pending:
+            if self._finished:
+                raise StopAsyncIteration
+            try:
+                chunk = await self._next_chunk()
+            except TransportError as exc:
+                await self._resume(exc)
+                continue
+            if chunk is None:
+                if self._final_seen:
+                    await self.aclose()
+                else:
+                    await self._resume(TransportError("the stream ended before the task did"))
+                continue
+            try:
+                sse_events = self._decoder.feed(chunk)
+            except SSEError as exc:
+                raise InvalidResponseError(f"bad event stream from the agent: {exc}") from None
+            for sse in sse_events:
+                self._accept(self._transport.binding.event(sse.data))
+        return self._pending.popleft()
+
+    def _accept(self, event: m.StreamEvent) -> None:
+        self._failures = 0
+        self.task_id = self.task_id or _task_id(event)
+        state = _state(event)
+        if isinstance(event, m.Message) or (
+            state is not None and (m.is_terminal(state) or m.is_interrupted(state))
+        ):
+            self._final_seen = True
+        self._pending.append(event)
+
+    async def _next_chunk(self) -> bytes | None:
+        assert self._chunks is not None
+        with http_errors("reading the event stream"):
+            try:
+                return await anext(self._chunks)
+            except StopAsyncIteration:
+                return None
+
+    async def _open(self, op: Op, request: Any) -> None:
+        response = await self._transport.open_stream(
+            op, request, last_event_id=self._decoder.last_event_id
+        )
+        self._response = response
+        self._chunks = response.aiter_bytes()
+
+    async def _close_response(self) -> None:
+        response, self._response, self._chunks = self._response, None, None
+        if response is not None:
+            with trio.CancelScope(shield=True):
+                await response.aclose()
+
+    async def _resume(self, cause: TransportError) -> None:
+        """Resubscribe after a drop, or re-raise ``cause`` when that is not possible."""
+        await self._close_response()
+        while True:
+            if not self.task_id or self._failures >= self._reconnect.attempts:
+                raise cause
+            self._failures += 1
+            await trio.sleep(self._reconnect.delay(self._failures, self._decoder.retry))
+            carried = self._decoder
+            self._decoder = SSEDecoder()
+            self._decoder.last_event_id, self._decoder.retry = carried.last_event_id, carried.retry
+            try:
+                await self._open(Op.SUBSCRIBE, m.SubscribeToTaskRequest(id=self.task_id))
+            except TransportError as exc:
+                cause = exc
+                continue
+            except UnsupportedOperationError:
+                # The task finished while we were away: end with its final snapshot.
+                task = await self._transport.unary(Op.GET, m.GetTaskRequest(id=self.task_id))
+                self._pending.append(task)
+                self._finished = True
+                return
+            self.reconnects += 1
+            return

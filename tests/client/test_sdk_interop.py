@@ -1,0 +1,215 @@
+"""The client against the official a2a-sdk server, over JSON-RPC and HTTP+JSON (A2A v1.0)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+import trio
+
+from a2a_trio import model as m
+from a2a_trio.client import (
+    HTTP_JSON,
+    JSONRPC,
+    AgentCardError,
+    CardCache,
+    Client,
+    TransportError,
+    fetch_card,
+    open_client,
+)
+from a2a_trio.errors import (
+    InvalidParamsError,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+)
+
+
+@pytest.fixture(params=[JSONRPC, HTTP_JSON])
+async def client(sdk_agent: str, request: pytest.FixtureRequest) -> AsyncIterator[Client]:
+    async with open_client(sdk_agent, bindings=[request.param]) as client:
+        assert client.interface.protocol_binding == request.param
+        yield client
+
+
+def texts(parts: tuple[m.Part, ...]) -> str:
+    return "".join(p.text for p in parts if isinstance(p, m.TextPart))
+
+
+async def test_send_blocks_until_the_task_completes(client: Client) -> None:
+    task = await client.send("abcdef")
+    assert isinstance(task, m.Task)
+    assert task.status.state is m.TaskState.COMPLETED
+    assert [texts(a.parts) for a in task.artifacts] == ["abcdef"]
+
+
+async def test_send_can_be_answered_by_a_message(client: Client) -> None:
+    reply = await client.send("hello")
+    assert isinstance(reply, m.Message)
+    assert reply.role is m.Role.AGENT
+    assert texts(reply.parts) == "hello back"
+
+
+async def test_return_immediately_then_cancel(client: Client) -> None:
+    task = await client.send("wait", return_immediately=True)
+    assert isinstance(task, m.Task)
+    assert not m.is_terminal(task.status.state)
+    canceled = await client.cancel_task(task.id)
+    assert canceled.status.state is m.TaskState.CANCELED
+    with pytest.raises(TaskNotCancelableError) as info:
+        await client.cancel_task(task.id)
+    assert info.value.code == -32002
+
+
+async def test_stream_yields_typed_events_in_order(client: Client) -> None:
+    async with client.stream("abcd") as events:
+        seen = [event async for event in events]
+    assert isinstance(seen[0], m.Task)
+    kinds = [type(e).__name__ for e in seen[1:]]
+    assert kinds == [
+        "TaskStatusUpdateEvent",
+        "TaskArtifactUpdateEvent",
+        "TaskArtifactUpdateEvent",
+        "TaskStatusUpdateEvent",
+    ]
+    chunks = [e for e in seen if isinstance(e, m.TaskArtifactUpdateEvent)]
+    assert [texts(c.artifact.parts) for c in chunks] == ["ab", "cd"]
+    assert chunks[1].append and chunks[1].last_chunk
+    last = seen[-1]
+    assert isinstance(last, m.TaskStatusUpdateEvent)
+    assert last.status.state is m.TaskState.COMPLETED
+    assert events.task_id == seen[0].id
+
+
+async def test_subscribe_follows_a_running_task(client: Client) -> None:
+    task = await client.send("slow subscribe", return_immediately=True)
+    assert isinstance(task, m.Task)
+    async with client.subscribe(task.id) as events:
+        seen = [event async for event in events]
+    assert isinstance(seen[0], m.Task)
+    last = seen[-1]
+    assert isinstance(last, m.TaskStatusUpdateEvent | m.Task)
+    assert last.status.state is m.TaskState.COMPLETED
+
+
+async def test_get_task_with_history_length(client: Client) -> None:
+    sent = await client.send("history")
+    assert isinstance(sent, m.Task)
+    task = await client.get_task(sent.id, history_length=1)
+    assert task.id == sent.id
+    assert len(task.history) == 1
+    assert task.artifacts == sent.artifacts
+
+
+async def test_list_pages_and_iterates_over_all(client: Client) -> None:
+    context = m.new_id()
+    for i in range(5):
+        await client.send(m.text_message(f"task {i}", context_id=context))
+    page = await client.list_tasks(context_id=context, page_size=2)
+    assert len(page.tasks) == 2
+    assert page.next_page_token
+    assert page.total_size == 5
+    every = [task async for task in client.iter_tasks(context_id=context, page_size=2)]
+    assert len({task.id for task in every}) == 5
+    assert all(task.context_id == context for task in every)
+
+
+async def test_list_filters_by_state(client: Client) -> None:
+    task = await client.send("wait", return_immediately=True)
+    assert isinstance(task, m.Task)
+    working = [t.id async for t in client.iter_tasks(status=m.TaskState.WORKING)]
+    assert task.id in working
+    await client.cancel_task(task.id)
+
+
+async def test_push_config_crud(client: Client) -> None:
+    task = await client.send("wait", return_immediately=True)
+    assert isinstance(task, m.Task)
+    config = m.TaskPushNotificationConfig(
+        url="https://example.com/hook", id="hook-1", task_id=task.id, token="secret"
+    )
+    created = await client.create_push_config(config)
+    assert (created.url, created.id, created.task_id) == (config.url, "hook-1", task.id)
+    fetched = await client.get_push_config(task.id, "hook-1")
+    assert fetched.token == "secret"
+    listed = await client.list_push_configs(task.id)
+    assert [c.id for c in listed.configs] == ["hook-1"]
+    await client.delete_push_config(task.id, "hook-1")
+    assert (await client.list_push_configs(task.id)).configs == ()
+    await client.cancel_task(task.id)
+
+
+async def test_unknown_task_is_a_typed_error_with_code_and_data(client: Client) -> None:
+    with pytest.raises(TaskNotFoundError) as info:
+        await client.get_task("no-such-task")
+    assert info.value.code == -32001
+    assert info.value.message
+    assert isinstance(info.value.data, list)
+    assert info.value.data[0]["reason"] == "TASK_NOT_FOUND"
+
+
+async def test_subscribe_to_unknown_task_raises_before_streaming(client: Client) -> None:
+    with pytest.raises(TaskNotFoundError):
+        async with client.subscribe("no-such-task") as events:
+            await anext(events)
+
+
+async def test_extended_card(client: Client) -> None:
+    card = await client.get_extended_card()
+    assert card.name == "SDK echo (extended)"
+    assert card.skills == client.card.skills
+
+
+async def test_invalid_params_are_reported_as_such(client: Client) -> None:
+    with pytest.raises(InvalidParamsError):
+        await client.list_tasks(page_size=1000)
+
+
+async def test_open_by_card_url_and_by_card(sdk_agent: str) -> None:
+    async with open_client(sdk_agent + "/.well-known/agent-card.json") as client:
+        card = client.card
+    assert card.name == "SDK echo"
+    async with open_client(card, bindings=[HTTP_JSON, JSONRPC]) as client:
+        assert client.interface.protocol_binding == HTTP_JSON
+        assert isinstance(await client.send("by card"), m.Task)
+
+
+async def test_card_cache_honours_max_age_and_etag(sdk_agent: str) -> None:
+    statuses: list[int] = []
+
+    async def record(response: httpx.Response) -> None:
+        statuses.append(response.status_code)
+
+    cache = CardCache()
+    async with httpx.AsyncClient(event_hooks={"response": [record]}) as http:
+        first = await fetch_card(http, sdk_agent, cache=cache)
+        again = await fetch_card(http, sdk_agent, cache=cache)
+        assert again is first
+        assert statuses == [200]  # max-age=60: the second fetch made no request
+        url = sdk_agent + "/revalidate/"
+        await fetch_card(http, url, cache=cache)
+        revalidated = await fetch_card(http, url, cache=cache)
+        assert statuses == [200, 200, 304]  # no-cache: revalidated with If-None-Match
+        assert revalidated.name == first.name
+
+
+async def test_no_card_is_an_agent_card_error(sdk_agent: str) -> None:
+    with pytest.raises(AgentCardError, match="no agent card found"):
+        async with open_client(sdk_agent + "/nowhere"):
+            pass
+
+
+async def test_no_usable_interface(sdk_agent: str) -> None:
+    with pytest.raises(AgentCardError, match="unsupported binding"):
+        async with open_client(sdk_agent, bindings=["GRPC"]):
+            pass
+
+
+async def test_unreachable_agent_is_a_transport_error() -> None:
+    with trio.socket.socket() as sock:
+        await sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(TransportError, match="fetching the agent card"):
+        async with open_client(f"http://127.0.0.1:{port}"):
+            pass
