@@ -1,0 +1,50 @@
+"""A real a2a_trio server on 127.0.0.1 for each test that asks for one."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from functools import partial
+
+import httpx
+import pytest
+import trio
+
+from a2a_trio import ServerConfig, serve
+from a2a_trio.runtime import RuntimeConfig
+
+from .agents import agent
+
+V1_HEADERS = {"A2A-Version": "1.0"}
+
+
+@pytest.fixture
+async def base_url(nursery: trio.Nursery) -> AsyncIterator[str]:
+    """Base URL of the test agent served by hypercorn on a free port (short keepalive)."""
+    config = ServerConfig(keepalive=0.2, runtime=RuntimeConfig(poll_interval=0.01))
+    url: str = await nursery.start(partial(serve, agent, port=0, config=config))
+    yield url
+
+
+@pytest.fixture
+async def http(base_url: str) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=base_url, headers=V1_HEADERS, timeout=10) as client:
+        yield client
+
+
+def rpc(method: str, params: dict[str, object], rid: int | str = 1) -> dict[str, object]:
+    """A JSON-RPC request document."""
+    return {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+
+
+def user_message(text: str, *, skill: str | None = None, **fields: object) -> dict[str, object]:
+    """A v1.0 wire message from the user, optionally addressed to a skill."""
+    message: dict[str, object] = {
+        "messageId": str(uuid.uuid4()),
+        "role": "ROLE_USER",
+        "parts": [{"text": text}],
+        **fields,
+    }
+    if skill is not None:
+        message["metadata"] = {"skillId": skill}
+    return message
