@@ -1,0 +1,122 @@
+"""Closed-loop load: ``concurrency`` workers, each on its own keep-alive connection.
+
+Every worker sends, waits for the whole answer, and sends again until the window closes.
+Only requests that finish inside the measurement window (after the warm-up) are counted.
+A hard deadline past the window bounds the run even if a server stalls.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import attrs
+import trio
+
+from loadbench.client import A2A_HEADERS, STREAM_HEADERS, Connection
+from loadbench.payloads import is_terminal
+from loadbench.stats import Latency
+
+GRACE = 10.0
+
+
+@attrs.define
+class LoadResult:
+    """What a closed-loop run measured; ``first_event`` is filled for streams only."""
+
+    seconds: float
+    latencies: list[float] = attrs.Factory(list)
+    first_event: list[float] = attrs.Factory(list)
+    errors: int = 0
+    error_sample: str = ""
+
+    @property
+    def rate(self) -> float:
+        """Completed requests (or streams) per second in the window."""
+        return len(self.latencies) / self.seconds if self.seconds else 0.0
+
+    @property
+    def latency(self) -> Latency:
+        """Whole-request latency."""
+        return Latency.of(self.latencies)
+
+    @property
+    def ttfe(self) -> Latency:
+        """Time to first event (streams)."""
+        return Latency.of(self.first_event)
+
+
+@attrs.frozen
+class Window:
+    """The warm-up and measurement window of a run, in ``time.perf_counter`` seconds."""
+
+    start: float
+    end: float
+
+    @classmethod
+    def after(cls, warmup: float, duration: float) -> Window:
+        start = time.perf_counter() + warmup
+        return cls(start, start + duration)
+
+    def counts(self, finished: float) -> bool:
+        return self.start <= finished <= self.end
+
+
+async def _request_worker(
+    port: int, make_body: Callable[[], bytes], window: Window, result: LoadResult
+) -> None:
+    async with Connection(port) as conn:
+        while time.perf_counter() < window.end:
+            began = time.perf_counter()
+            head, body = await conn.post("/", make_body(), A2A_HEADERS)
+            done = time.perf_counter()
+            if head.status != 200 or b'"result"' not in body:
+                result.errors += 1
+                result.error_sample = result.error_sample or body[:300].decode(errors="replace")
+            elif window.counts(done):
+                result.latencies.append(done - began)
+
+
+async def _stream_worker(
+    port: int, make_body: Callable[[], bytes], window: Window, result: LoadResult
+) -> None:
+    async with Connection(port) as conn:
+        while time.perf_counter() < window.end:
+            began = time.perf_counter()
+            first = 0.0
+            finished = False
+            head = await conn.start_stream("/", make_body(), STREAM_HEADERS)
+            while (events := await conn.events()) is not None:
+                if events:
+                    first = first or time.perf_counter()
+                    finished = finished or any(is_terminal(event.data) for event in events)
+            done = time.perf_counter()
+            if head.status != 200 or not finished:
+                result.errors += 1
+                result.error_sample = result.error_sample or f"status {head.status}"
+            elif window.counts(done):
+                result.latencies.append(done - began)
+                result.first_event.append(first - began)
+
+
+async def closed_loop(
+    port: int,
+    make_body: Callable[[], bytes],
+    *,
+    concurrency: int,
+    warmup: float,
+    duration: float,
+    streaming: bool = False,
+) -> LoadResult:
+    """Run ``concurrency`` workers against ``127.0.0.1:port`` and return what they measured."""
+    result = LoadResult(seconds=duration)
+    window = Window.after(warmup, duration)
+    worker = _stream_worker if streaming else _request_worker
+    with trio.move_on_after(warmup + duration + GRACE) as scope:
+        async with trio.open_nursery() as nursery:
+            for _ in range(concurrency):
+                nursery.start_soon(worker, port, make_body, window, result)
+    if scope.cancelled_caught:
+        result.errors += 1
+        result.error_sample = result.error_sample or "run hit its hard deadline"
+    return result

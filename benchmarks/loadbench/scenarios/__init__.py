@@ -1,0 +1,1 @@
+"""The numbered scenarios; each exposes ``async def run(settings) -> Section``."""

@@ -1,0 +1,123 @@
+"""Scenario 3: idle streams. N subscriptions to WORKING tasks, held with keepalives.
+
+Per server: start ``TASKS`` held tasks, read the server's RSS, open N ``SubscribeToTask``
+streams spread over them, read RSS again once all are connected (the difference over N is
+the cost of one idle stream), hold them for the hold time, count those still open and the
+keepalives each saw, then release the tasks and check every stream got its terminal event.
+The raw ASGI floor holds the same streams with no A2A work, for scale.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import trio
+
+from loadbench import payloads
+from loadbench.held import StreamPool
+from loadbench.scenario import OURS, SDK, Goal, Section, Settings, open_servers
+from loadbench.servers import Server, ServerOptions
+from loadbench.tasks import create_tasks
+
+TASKS = 20
+FLOOR = "asgi floor"
+
+
+async def _hold(server: Server, n: int, settings: Settings, release: Path) -> list[object]:
+    if server.name == FLOOR:
+        ids = ["floor"]
+    else:
+        ids = await create_tasks(server.port, TASKS, {"bench": "hold", "file": str(release)})
+    await trio.sleep(0.5)
+    rss0 = server.rss_kb()
+    pool = StreamPool(server.port, [payloads.subscribe(ids[i % len(ids)]) for i in range(n)])
+    hold = settings.pick(3.0, 60.0)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(pool.run)
+        began = trio.current_time()
+        with trio.move_on_after(settings.pick(30.0, 180.0)):
+            await pool.settled.wait()
+        ramp = trio.current_time() - began
+        connected = pool.connected
+        await trio.sleep(1.0)
+        rss1 = server.rss_kb()
+        print(f"  {server.name} N={n}: {connected} connected in {ramp:.1f} s", flush=True)
+        await trio.sleep(hold)
+        still_open = pool.open
+        min_keepalives = min((s.comments for s in pool.streams if s.connected), default=0)
+        await trio.Path(release).touch()
+        with trio.move_on_after(settings.pick(20.0, 120.0)):
+            await pool.finished.wait()
+        nursery.cancel_scope.cancel()
+    completed = sum(s.terminal and s.ended for s in pool.streams)
+    per_stream = (rss1 - rss0) / connected if connected else float("nan")
+    return [
+        server.name,
+        n,
+        connected,
+        ramp,
+        rss0 / 1024,
+        rss1 / 1024,
+        per_stream,
+        still_open,
+        min_keepalives,
+        completed,
+        "; ".join(pool.errors())[:200] or "none",
+    ]
+
+
+async def run(settings: Settings) -> Section:
+    section = Section(
+        "3. Idle streams (SubscribeToTask to WORKING tasks, held with keepalives)",
+        [
+            "server",
+            "N",
+            "connected",
+            "ramp s",
+            "RSS before MB",
+            "RSS after MB",
+            "KB/stream",
+            "open after hold",
+            "min keepalives/stream",
+            "completed at release",
+            "errors",
+        ],
+    )
+    keepalive = settings.pick(1.0, 15.0)
+    hold = settings.pick(3.0, 60.0)
+    sizes = (200, 1000) if settings.quick else (1000, 10000)
+    wide = Settings(
+        quick=settings.quick, pinned=settings.pinned, servers=(*settings.servers, FLOOR)
+    )
+    rows: dict[tuple[str, int], list[object]] = {}
+    for n in sizes:
+        for name in (OURS, SDK, FLOOR):
+            with tempfile.TemporaryDirectory(prefix="a2a-bench-") as tmp:
+                release = Path(tmp) / "release"
+                options = ServerOptions(keepalive=keepalive, release_file=str(release))
+                async with open_servers((name,), wide, options) as servers:
+                    for server in servers.values():
+                        row = await _hold(server, n, settings, release)
+                        rows[name, n] = row
+                        section.add(*row)
+    section.notes.append(
+        f"{TASKS} held tasks per A2A server; keepalive interval {keepalive:g} s on every server; "
+        f"hold {hold:g} s; streams opened at most 64 at a time"
+    )
+    big = rows.get((OURS, sizes[-1]))
+    if big:
+        n, per_stream, still_open, completed = big[1], big[6], big[7], big[9]
+        assert isinstance(per_stream, float)
+        held_all = still_open == n and completed == n
+        section.goals.append(
+            Goal(
+                f"{n:,} streams held, none dropped",
+                held_all,
+                f"{still_open} open, {completed} completed",
+            )
+        )
+        section.goals.append(
+            Goal("under 40 KB server RSS per stream", per_stream < 40, f"{per_stream:.1f} KB")
+        )
+    return section

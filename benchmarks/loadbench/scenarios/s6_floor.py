@@ -1,0 +1,34 @@
+"""Scenario 6: the floor. Scenario 1's load against apps that do no A2A work at all.
+
+A raw ASGI app and a one-route quart-trio app, both on hypercorn's trio worker, measured in
+the same run as a2a_trio: the gap is what the framework itself costs.
+"""
+
+from __future__ import annotations
+
+from loadbench.scenario import OURS, Section, Settings
+from loadbench.scenarios.s1_send import CONCURRENCY, measure_send
+from loadbench.stats import ratio
+
+FLOORS = ("asgi floor", "quart floor")
+
+
+async def run(settings: Settings) -> Section:
+    section = Section(
+        "6. The floor (same load as 1; fixed JSON body on hypercorn -k trio)",
+        ["server", "concurrency", "req/s", "p50 ms", "p99 ms", "errors"],
+    )
+    wide = Settings(
+        quick=settings.quick, pinned=settings.pinned, servers=(*settings.servers, *FLOORS)
+    )
+    results = await measure_send((OURS, *FLOORS), wide, section)
+    for concurrency in CONCURRENCY:
+        ours = results.get((OURS, concurrency))
+        for floor in FLOORS:
+            base = results.get((floor, concurrency))
+            if ours and base:
+                share = ratio(ours.rate, base.rate)
+                section.notes.append(
+                    f"c={concurrency}: a2a_trio reaches {share:.0%} of the {floor}"
+                )
+    return section

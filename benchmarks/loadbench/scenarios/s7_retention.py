@@ -1,0 +1,109 @@
+"""Scenario 7: memory over many completed tasks. Does RSS stay flat once retention applies?
+
+Per server: blocking ``SendMessage`` to the echo agent from 16 workers until the task count
+is reached (or the time cap passes), sampling RSS at every tenth of the way. a2a_trio runs
+with a retention of ``RETENTION`` finished tasks; the SDK's in-memory store keeps every task.
+Flat means RSS grew less than ``FLAT_BYTES_PER_TASK`` per task over the second half.
+"""
+
+from __future__ import annotations
+
+import time
+
+import trio
+
+from loadbench import payloads
+from loadbench.client import A2A_HEADERS, Connection
+from loadbench.scenario import OURS, SDK, Goal, Section, Settings, open_servers
+from loadbench.servers import Server, ServerOptions
+
+RETENTION = 1000
+WORKERS = 16
+FLAT_BYTES_PER_TASK = 50.0
+
+
+async def _drive(
+    server: Server, total: int, cap: float
+) -> tuple[int, float, list[tuple[int, int]]]:
+    done = 0
+    errors = 0
+    samples: list[tuple[int, int]] = [(0, server.rss_kb())]
+    step = max(1, total // 10)
+    began = time.perf_counter()
+
+    async def worker() -> None:
+        nonlocal done, errors
+        async with Connection(server.port) as conn:
+            while done < total:
+                _head, body = await conn.post("/", payloads.send_message(), A2A_HEADERS)
+                if b'"result"' in body:
+                    done += 1
+                else:
+                    errors += 1
+                if done >= samples[-1][0] + step:
+                    samples.append((done, server.rss_kb()))
+
+    with trio.move_on_after(cap):
+        async with trio.open_nursery() as nursery:
+            for _ in range(WORKERS):
+                nursery.start_soon(worker)
+    samples.append((done, server.rss_kb()))
+    return errors, time.perf_counter() - began, samples
+
+
+async def run(settings: Settings) -> Section:
+    total = int(settings.pick(3000, 100_000))
+    cap = settings.pick(15.0, 240.0)
+    section = Section(
+        f"7. Memory over {total:,} completed tasks (retention {RETENTION:,} on a2a_trio)",
+        [
+            "server",
+            "tasks",
+            "seconds",
+            "RSS start MB",
+            "RSS @10% MB",
+            "RSS @50% MB",
+            "RSS end MB",
+            "growth 2nd half B/task",
+            "errors",
+        ],
+    )
+    slopes: dict[str, float] = {}
+    for name in (OURS, SDK):
+        async with open_servers((name,), settings, ServerOptions(retention=RETENTION)) as servers:
+            for server in servers.values():
+                errors, seconds, samples = await _drive(server, total, cap)
+                done = samples[-1][0]
+                tenth = next(
+                    (kb for count, kb in samples if count >= done // 10 and count), samples[-1][1]
+                )
+                half_count, half_kb = next(
+                    ((c, kb) for c, kb in samples if c >= done // 2), samples[-1]
+                )
+                grown = (samples[-1][1] - half_kb) * 1024
+                slope = grown / (done - half_count) if done > half_count else float("nan")
+                slopes[name] = slope
+                section.add(
+                    name,
+                    done,
+                    seconds,
+                    samples[0][1] / 1024,
+                    tenth / 1024,
+                    half_kb / 1024,
+                    samples[-1][1] / 1024,
+                    slope,
+                    errors,
+                )
+                print(f"  {name}: {done} tasks, {slope:.0f} B/task", flush=True)
+    section.notes.append(
+        f"{WORKERS} workers; time cap {cap:g} s per server (a slower server stops short)"
+    )
+    slope = slopes.get(OURS, float("nan"))
+    section.goals.append(
+        Goal(
+            "a2a_trio RSS flat once retention applies",
+            slope == slope and slope < FLAT_BYTES_PER_TASK,
+            f"{slope:.0f} B/task over the second half",
+        )
+    )
+    return section

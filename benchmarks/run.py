@@ -1,0 +1,97 @@
+"""Run the a2a_trio benchmarks side by side with the official a2a-sdk.
+
+    .venv/bin/python benchmarks/run.py            # every scenario, full size (~20 min)
+    .venv/bin/python benchmarks/run.py --quick    # every scenario, small and short
+    .venv/bin/python benchmarks/run.py --only 1 --only 6
+
+Prints a markdown report and writes it to ``benchmarks/results/``. Only 127.0.0.1 is used;
+every scenario is bounded in time and stops by itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import trio
+from loadbench.report import machine, render
+from loadbench.scenario import OURS, SDK, Section, Settings
+from loadbench.scenarios import (
+    s1_send,
+    s2_stream,
+    s3_idle,
+    s4_fanout,
+    s5_storm,
+    s6_floor,
+    s7_retention,
+)
+from loadbench.servers import pin_loadgen
+
+SCENARIOS: dict[int, Callable[[Settings], Awaitable[Section]]] = {
+    1: s1_send.run,
+    2: s2_stream.run,
+    3: s3_idle.run,
+    4: s4_fanout.run,
+    5: s5_storm.run,
+    6: s6_floor.run,
+    7: s7_retention.run,
+}
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def _arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="small and short, for development")
+    parser.add_argument("--only", type=int, action="append", choices=sorted(SCENARIOS))
+    parser.add_argument(
+        "--server",
+        action="append",
+        choices=(OURS, SDK),
+        help="compare only these servers (default: both)",
+    )
+    parser.add_argument("--no-save", action="store_true", help="print only; write no file")
+    return parser.parse_args()
+
+
+def _raise_fd_limit() -> None:
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+async def _run_all(numbers: list[int], settings: Settings) -> list[Section]:
+    sections = []
+    for number in numbers:
+        print(f"# scenario {number}", flush=True)
+        began = time.monotonic()
+        sections.append(await SCENARIOS[number](settings))
+        print(f"  ({time.monotonic() - began:.0f} s)", flush=True)
+    return sections
+
+
+def main() -> None:
+    args = _arguments()
+    _raise_fd_limit()
+    pinned = pin_loadgen()
+    settings = Settings(quick=args.quick, pinned=pinned, servers=tuple(args.server or (OURS, SDK)))
+    numbers = sorted(set(args.only or SCENARIOS))
+    started = time.strftime("%Y-%m-%dT%H%M%SZ", time.gmtime())
+    sections = trio.run(_run_all, numbers, settings)
+    header = [f"- Run: {started}, scenarios {', '.join(map(str, numbers))}"]
+    header += machine(quick=args.quick, pinned=pinned)
+    report = render("a2a_trio benchmarks", header, sections)
+    print(report)
+    if not args.no_save:
+        RESULTS.mkdir(exist_ok=True)
+        suffix = "-quick" if args.quick else ""
+        path = RESULTS / f"{started}{suffix}.md"
+        path.write_text(report)
+        print(f"(written to {path})")
+
+
+if __name__ == "__main__":
+    main()
