@@ -1,12 +1,18 @@
-"""Task stores: the contract (``TaskStore``) and its backends."""
+"""Task stores: the contract (``TaskStore``) and its backends (see ``docs/stores.md``)."""
 
 from ._base import (
     ANONYMOUS,
+    DEFAULT_MAX_EVENTS,
     DEFAULT_PAGE_SIZE,
+    DEFAULT_RETENTION,
     MAX_PAGE_SIZE,
     ArtifactWrite,
     CallerScope,
+    Retention,
+    ScopedTask,
+    SequencedEvent,
     StoredTask,
+    StoreSchemaError,
     TaskPage,
     TaskQuery,
     TaskStore,
@@ -15,19 +21,33 @@ from ._base import (
     trim_task,
 )
 from ._memory import MemoryTaskStore
+from ._open import open_store
+from ._postgres import open_postgres_store
+from ._sql import SqlTaskStore
+from ._sqlite import open_sqlite_store
 
 __all__ = [
     "ANONYMOUS",
+    "DEFAULT_MAX_EVENTS",
     "DEFAULT_PAGE_SIZE",
+    "DEFAULT_RETENTION",
     "MAX_PAGE_SIZE",
     "ArtifactWrite",
     "CallerScope",
     "MemoryTaskStore",
+    "Retention",
+    "ScopedTask",
+    "SequencedEvent",
+    "SqlTaskStore",
+    "StoreSchemaError",
     "StoredTask",
     "TaskPage",
     "TaskQuery",
     "TaskStore",
     "TaskUpdate",
     "apply_update",
+    "open_postgres_store",
+    "open_sqlite_store",
+    "open_store",
     "trim_task",
 ]

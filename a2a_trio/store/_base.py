@@ -9,6 +9,10 @@
 - ``create_task`` with an idempotency key returns the existing task for (scope, context, key).
 - Reads see the caller's own preceding writes (read-your-writes).
 - ``list_tasks`` is newest-updated first with an opaque cursor that neither skips nor repeats.
+- Each task keeps a bounded log of its stream events (``append_events``/``load_events``) and its
+  push-notification configs; both go when the task goes.
+- ``list_unfinished`` finds non-terminal tasks across all scopes (restart recovery);
+  ``purge_expired`` removes terminal tasks older than ``Retention.terminal_ttl``.
 
 The change itself is computed by :func:`apply_update`, a pure function all backends share, so the
 stores differ only in how they persist and lock.
@@ -16,18 +20,45 @@ stores differ only in how they persist and lock.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from datetime import datetime
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
 from typing import Protocol
 
 import attrs
 
 from .. import model as m
-from ..errors import InvalidTransitionError, TaskTerminalStateError
+from ..errors import InvalidParamsError, InvalidTransitionError, TaskTerminalStateError
 from ..model._fields import to_tuple
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 100
+DEFAULT_MAX_EVENTS = 1000
+
+
+@attrs.frozen
+class Retention:
+    """How long stored data lives.
+
+    ``terminal_ttl``: terminal tasks not updated for at least this long are purged (``None`` keeps them).
+    ``max_events_per_task``: the event log keeps only this many newest events per task.
+    ``purge_interval``: how often ``open_store`` runs the purge while it is open.
+    """
+
+    terminal_ttl: timedelta | None = None
+    max_events_per_task: int = attrs.field(default=DEFAULT_MAX_EVENTS)
+    purge_interval: timedelta = timedelta(minutes=5)
+
+    @max_events_per_task.validator
+    def _check_max_events(self, _attribute: object, value: int) -> None:
+        if value < 1:
+            raise ValueError("max_events_per_task must be at least 1")
+
+
+DEFAULT_RETENTION = Retention()
+
+
+class StoreSchemaError(Exception):
+    """The database holds a schema this version of a2a_trio does not know (it is newer)."""
 
 
 @attrs.frozen
@@ -68,6 +99,18 @@ class StoredTask:
     task: m.Task
     version: int
     updated_at: datetime
+
+
+@attrs.frozen
+class ScopedTask:
+    """A stored task with the scope it belongs to (from the scope-crossing recovery queries)."""
+
+    scope: CallerScope
+    stored: StoredTask
+
+
+type SequencedEvent = tuple[int, m.StreamEvent]
+"""A stream event with its per-task sequence number (1, 2, ...), as the event log keeps it."""
 
 
 @attrs.frozen
@@ -132,9 +175,79 @@ class TaskStore(Protocol):
         """Remove a task; ``True`` when it existed."""
         ...
 
+    async def append_events(
+        self, scope: CallerScope, task_id: str, events: Sequence[SequencedEvent]
+    ) -> None:
+        """Add events to the task's log, dropping the oldest beyond the retention bound.
+
+        A sequence number already in the log raises ``ConcurrencyError`` and adds nothing.
+        """
+        ...
+
+    async def load_events(
+        self, scope: CallerScope, task_id: str, *, after_seq: int = 0
+    ) -> tuple[SequencedEvent, ...]:
+        """The task's logged events with a sequence number above ``after_seq``, in order."""
+        ...
+
+    async def set_push_config(
+        self, scope: CallerScope, config: m.TaskPushNotificationConfig
+    ) -> m.TaskPushNotificationConfig:
+        """Store (or replace by id) a config for ``config.task_id``; an empty id gets a new one."""
+        ...
+
+    async def get_push_config(
+        self, scope: CallerScope, task_id: str, config_id: str
+    ) -> m.TaskPushNotificationConfig | None:
+        """One config of a task, or ``None``."""
+        ...
+
+    async def list_push_configs(
+        self, scope: CallerScope, task_id: str
+    ) -> tuple[m.TaskPushNotificationConfig, ...]:
+        """All configs of a task, oldest first."""
+        ...
+
+    async def delete_push_config(self, scope: CallerScope, task_id: str, config_id: str) -> bool:
+        """Remove one config; ``True`` when it existed."""
+        ...
+
+    async def list_unfinished(self) -> tuple[ScopedTask, ...]:
+        """Every non-terminal task in every scope, for recovery after a restart."""
+        ...
+
+    async def purge_expired(self, *, now: datetime | None = None) -> int:
+        """Delete terminal tasks idle longer than the retention TTL; returns how many."""
+        ...
+
     async def aclose(self) -> None:
         """Release connections and files."""
         ...
+
+
+def check_query(query: TaskQuery) -> None:
+    """Refuse ListTasks options outside the spec's bounds with a spec-shaped error."""
+    if not 1 <= query.page_size <= MAX_PAGE_SIZE:
+        raise InvalidParamsError(
+            f"pageSize must be between 1 and {MAX_PAGE_SIZE}, got {query.page_size}",
+            path="$.pageSize",
+        )
+    if query.history_length is not None and query.history_length < 0:
+        raise InvalidParamsError("historyLength must not be negative", path="$.historyLength")
+
+
+def check_events(events: Sequence[SequencedEvent]) -> None:
+    """Sequence numbers must be positive and distinct (a programming error otherwise)."""
+    seqs = [seq for seq, _event in events]
+    if any(seq < 1 for seq in seqs) or len(set(seqs)) != len(seqs):
+        raise ValueError(f"event sequence numbers must be positive and distinct: {seqs}")
+
+
+def prepare_push_config(config: m.TaskPushNotificationConfig) -> m.TaskPushNotificationConfig:
+    """The config as stored: it must name its task, and gets a fresh id when it has none."""
+    if not config.task_id:
+        raise InvalidParamsError("a push-notification config needs a taskId", path="$.taskId")
+    return config if config.id else attrs.evolve(config, id=m.new_id())
 
 
 def apply_update(task: m.Task, update: TaskUpdate, *, now: datetime) -> m.Task:

@@ -6,22 +6,30 @@ without locks.  Listing sorts on demand: fine for development, not a template fo
 
 from __future__ import annotations
 
-import base64
+from collections.abc import Sequence
 from datetime import datetime
 
 import attrs
 
 from .. import model as m
-from ..errors import ConcurrencyError, InvalidParamsError, TaskNotFoundError
+from ..errors import ConcurrencyError, TaskNotFoundError
 from ._base import (
+    DEFAULT_RETENTION,
     CallerScope,
+    Retention,
+    ScopedTask,
+    SequencedEvent,
     StoredTask,
     TaskPage,
     TaskQuery,
     TaskUpdate,
     apply_update,
+    check_events,
+    check_query,
+    prepare_push_config,
     trim_task,
 )
+from ._cursor import decode_cursor, encode_cursor
 
 
 @attrs.define
@@ -29,29 +37,16 @@ class _Row:
     scope: CallerScope
     stored: StoredTask
     order: int  # a store-wide write counter: the listing order, newest first
-
-
-BAD_TOKEN = "not a page token this server issued"
-
-
-def encode_cursor(order: int) -> str:
-    return base64.urlsafe_b64encode(f"m{order}".encode()).decode().rstrip("=")
-
-
-def decode_cursor(token: str) -> int:
-    try:
-        text = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
-        if not text.startswith("m"):
-            raise ValueError(text)
-        return int(text[1:])
-    except ValueError:
-        raise InvalidParamsError(BAD_TOKEN, path="$.pageToken") from None
+    idempotency: tuple[str, str] | None = None  # (context_id, key)
+    events: dict[int, m.StreamEvent] = attrs.Factory(dict)
+    push_configs: dict[str, m.TaskPushNotificationConfig] = attrs.Factory(dict)
 
 
 class MemoryTaskStore:
     """A :class:`~a2a_trio.store.TaskStore` in a dict."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, retention: Retention = DEFAULT_RETENTION) -> None:
+        self._retention = retention
         self._rows: dict[str, _Row] = {}
         self._idempotency: dict[tuple[CallerScope, str, str], str] = {}
         self._writes = 0
@@ -69,14 +64,22 @@ class MemoryTaskStore:
         if task.id in self._rows:
             raise ConcurrencyError(f"task {task.id} already exists")
         stored = StoredTask(task, 1, m.utcnow())
-        self._rows[task.id] = _Row(scope, stored, self._next_order())
-        if key is not None:
+        row = _Row(scope, stored, self._next_order())
+        self._rows[task.id] = row
+        if key is not None and idempotency_key:
             self._idempotency[key] = task.id
+            row.idempotency = (task.context_id, idempotency_key)
         return stored
 
     def _row(self, scope: CallerScope, task_id: str) -> _Row | None:
         row = self._rows.get(task_id)
         return row if row is not None and row.scope == scope else None
+
+    def _existing(self, scope: CallerScope, task_id: str) -> _Row:
+        row = self._row(scope, task_id)
+        if row is None:
+            raise TaskNotFoundError(f"Task {task_id} not found")
+        return row
 
     async def load_task(
         self,
@@ -102,9 +105,7 @@ class MemoryTaskStore:
         *,
         expected_version: int | None = None,
     ) -> StoredTask:
-        row = self._row(scope, task_id)
-        if row is None:
-            raise TaskNotFoundError(f"Task {task_id} not found")
+        row = self._existing(scope, task_id)
         if expected_version is not None and expected_version != row.stored.version:
             raise ConcurrencyError(
                 f"task {task_id} is at version {row.stored.version}, not {expected_version}"
@@ -116,6 +117,7 @@ class MemoryTaskStore:
         return row.stored
 
     async def list_tasks(self, scope: CallerScope, query: TaskQuery) -> TaskPage:
+        check_query(query)
         after = decode_cursor(query.page_token) if query.page_token else None
         matches = [
             row
@@ -143,12 +145,78 @@ class MemoryTaskStore:
     async def delete_task(self, scope: CallerScope, task_id: str) -> bool:
         if self._row(scope, task_id) is None:
             return False
-        del self._rows[task_id]
-        self._idempotency = {k: v for k, v in self._idempotency.items() if v != task_id}
+        self._drop(task_id)
         return True
+
+    def _drop(self, task_id: str) -> None:
+        row = self._rows.pop(task_id)
+        if row.idempotency is not None:
+            del self._idempotency[(row.scope, *row.idempotency)]
+
+    async def append_events(
+        self, scope: CallerScope, task_id: str, events: Sequence[SequencedEvent]
+    ) -> None:
+        check_events(events)
+        log = self._existing(scope, task_id).events
+        taken = [seq for seq, _event in events if seq in log]
+        if taken:
+            raise ConcurrencyError(f"task {task_id} already has events {taken}")
+        log.update(events)
+        for seq in sorted(log)[: -self._retention.max_events_per_task]:
+            del log[seq]
+
+    async def load_events(
+        self, scope: CallerScope, task_id: str, *, after_seq: int = 0
+    ) -> tuple[SequencedEvent, ...]:
+        log = self._existing(scope, task_id).events
+        return tuple((seq, log[seq]) for seq in sorted(log) if seq > after_seq)
+
+    async def set_push_config(
+        self, scope: CallerScope, config: m.TaskPushNotificationConfig
+    ) -> m.TaskPushNotificationConfig:
+        config = prepare_push_config(config)
+        self._existing(scope, config.task_id).push_configs[config.id] = config
+        return config
+
+    async def get_push_config(
+        self, scope: CallerScope, task_id: str, config_id: str
+    ) -> m.TaskPushNotificationConfig | None:
+        row = self._row(scope, task_id)
+        return None if row is None else row.push_configs.get(config_id)
+
+    async def list_push_configs(
+        self, scope: CallerScope, task_id: str
+    ) -> tuple[m.TaskPushNotificationConfig, ...]:
+        return tuple(self._existing(scope, task_id).push_configs.values())
+
+    async def delete_push_config(self, scope: CallerScope, task_id: str, config_id: str) -> bool:
+        row = self._row(scope, task_id)
+        return row is not None and row.push_configs.pop(config_id, None) is not None
+
+    async def list_unfinished(self) -> tuple[ScopedTask, ...]:
+        return tuple(
+            ScopedTask(row.scope, row.stored)
+            for row in sorted(self._rows.values(), key=lambda row: row.order)
+            if not m.is_terminal(row.stored.task.status.state)
+        )
+
+    async def purge_expired(self, *, now: datetime | None = None) -> int:
+        ttl = self._retention.terminal_ttl
+        if ttl is None:
+            return 0
+        cutoff = (now or m.utcnow()) - ttl
+        expired = [
+            task_id
+            for task_id, row in self._rows.items()
+            if m.is_terminal(row.stored.task.status.state) and row.stored.updated_at <= cutoff
+        ]
+        for task_id in expired:
+            self._drop(task_id)
+        return len(expired)
 
     async def aclose(self) -> None:
         self._rows.clear()
+        self._idempotency.clear()
 
 
 def _matches(task: m.Task, query: TaskQuery) -> bool:

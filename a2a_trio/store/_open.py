@@ -1,0 +1,77 @@
+"""Choose and open a task store from one URL (the ``A2A_TRIO_STORE`` setting).
+
+The store lives inside ``async with open_store(url)``; when a retention TTL is set, a purge of
+expired terminal tasks runs in the context's own nursery every ``purge_interval``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import cast
+from urllib.parse import parse_qs, urlsplit
+
+import trio
+
+from ._base import DEFAULT_RETENTION, Retention, TaskStore
+from ._memory import MemoryTaskStore
+from ._postgres import open_postgres_store
+from ._sqlite import Synchronous, open_sqlite_store
+
+ACCEPTED = (
+    '"memory", "sqlite:///relative/path.db", "sqlite:////absolute/path.db" (optionally'
+    ' "?synchronous=normal"), a plain file path, or "postgresql://user:password@host:port/db"'
+)
+
+
+@asynccontextmanager
+async def open_store(
+    url: str, *, retention: Retention = DEFAULT_RETENTION
+) -> AsyncIterator[TaskStore]:
+    """Open the task store ``url`` names; closes it (and stops its purge) on exit.
+
+    Raises ``ValueError`` naming the accepted forms when ``url`` is none of them.
+    """
+    async with _backend(url, retention) as store, trio.open_nursery() as nursery:
+        if retention.terminal_ttl is not None:
+            nursery.start_soon(_purge_forever, store, retention)
+        yield store
+        nursery.cancel_scope.cancel()
+
+
+def _backend(url: str, retention: Retention) -> AbstractAsyncContextManager[TaskStore]:
+    if url == "memory":
+        return _memory(retention)
+    scheme = url.partition("://")[0] if "://" in url else ""
+    if scheme in ("postgresql", "postgres"):
+        return open_postgres_store(url, retention=retention)
+    if scheme == "sqlite":
+        path, synchronous = _sqlite_url(url)
+        return open_sqlite_store(path, retention=retention, synchronous=synchronous)
+    if not scheme and url.strip() and url != ":memory:":
+        return open_sqlite_store(url, retention=retention)
+    raise ValueError(f"unknown task store {url!r}: use {ACCEPTED}")
+
+
+def _sqlite_url(url: str) -> tuple[str, Synchronous]:
+    parts = urlsplit(url)
+    query = parse_qs(parts.query, keep_blank_values=True)
+    mode = query.pop("synchronous", ["full"])[-1].upper()
+    if parts.netloc or not parts.path.removeprefix("/") or query or mode not in ("FULL", "NORMAL"):
+        raise ValueError(f"bad SQLite store URL {url!r}: use {ACCEPTED}")
+    return parts.path.removeprefix("/"), cast(Synchronous, mode)
+
+
+@asynccontextmanager
+async def _memory(retention: Retention) -> AsyncIterator[TaskStore]:
+    store = MemoryTaskStore(retention=retention)
+    try:
+        yield store
+    finally:
+        await store.aclose()
+
+
+async def _purge_forever(store: TaskStore, retention: Retention) -> None:
+    while True:
+        await store.purge_expired()
+        await trio.sleep(retention.purge_interval.total_seconds())

@@ -1,0 +1,168 @@
+"""The PostgreSQL task store: for several server replicas sharing one database.
+
+psycopg 3's sync API (its async API needs asyncio) with a ``psycopg_pool.ConnectionPool``, each
+transaction run through ``trio.to_thread.run_sync`` under a ``CapacityLimiter`` as large as the
+pool, so a trio task waits for a connection without holding a thread.  The listing order comes
+from a sequence, so page tokens stay valid across replicas; idempotent create is a partial UNIQUE
+index with ``INSERT ... ON CONFLICT DO NOTHING``; updates lock the row and write
+``UPDATE ... WHERE version = ?``.  Migrations run under an advisory lock, so replicas starting
+together apply them once.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from typing import Final
+
+import psycopg
+import trio
+from psycopg.types.string import TextLoader
+from psycopg_pool import ConnectionPool
+
+from ._base import DEFAULT_RETENTION, Retention, StoreSchemaError
+from ._sql import Cursor, Dialect, SqlTaskStore, Tx
+
+MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
+    (
+        "CREATE SEQUENCE a2a_task_order",
+        """CREATE TABLE a2a_tasks (
+            id TEXT PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            context_id TEXT NOT NULL,
+            state SMALLINT NOT NULL,
+            status_us BIGINT,
+            updated_us BIGINT NOT NULL,
+            ord BIGINT NOT NULL UNIQUE,
+            version INTEGER NOT NULL,
+            idem_key TEXT,
+            task JSONB NOT NULL
+        )""",
+        "CREATE UNIQUE INDEX a2a_tasks_idem ON a2a_tasks (tenant, owner, context_id, idem_key)"
+        " WHERE idem_key IS NOT NULL",
+        "CREATE INDEX a2a_tasks_scope ON a2a_tasks (tenant, owner, ord)",
+        "CREATE INDEX a2a_tasks_context ON a2a_tasks (tenant, owner, context_id, ord)",
+        "CREATE INDEX a2a_tasks_state ON a2a_tasks (state, updated_us)",
+        """CREATE TABLE a2a_task_events (
+            task_id TEXT NOT NULL REFERENCES a2a_tasks (id) ON DELETE CASCADE,
+            seq BIGINT NOT NULL,
+            event JSONB NOT NULL,
+            PRIMARY KEY (task_id, seq)
+        )""",
+        """CREATE TABLE a2a_push_configs (
+            task_id TEXT NOT NULL REFERENCES a2a_tasks (id) ON DELETE CASCADE,
+            config_id TEXT NOT NULL,
+            created_us BIGINT NOT NULL,
+            config JSONB NOT NULL,
+            PRIMARY KEY (task_id, config_id)
+        )""",
+    ),
+)
+"""Schema migrations in order; table ``a2a_schema_version`` records how many were applied."""
+
+DIALECT: Final = Dialect(
+    next_order="nextval('a2a_task_order')",
+    lock_row=" FOR UPDATE",
+    integrity_error=psycopg.IntegrityError,
+)
+
+
+@functools.lru_cache(maxsize=256)
+def _pg_sql(sql: str) -> str:
+    """The shared ``?`` placeholders in psycopg's ``%s`` style (the queries hold no ``%``)."""
+    return sql.replace("?", "%s")
+
+
+class _PgTx:
+    def __init__(self, conn: psycopg.Connection[tuple[object, ...]]) -> None:
+        self._conn = conn
+
+    def run(self, sql: str, params: Sequence[object] = ()) -> Cursor:
+        return self._conn.execute(_pg_sql(sql), params)
+
+
+def _configure(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    # JSONB comes back as text: the codec parses it (faster with orjson than psycopg's json).
+    conn.adapters.register_loader("jsonb", TextLoader)
+
+
+def migrate(conn: psycopg.Connection[tuple[object, ...]]) -> int:
+    """Apply the migrations this database lacks; returns the schema version now in place."""
+    tx = _PgTx(conn)
+    with conn.transaction():
+        tx.run("SELECT pg_advisory_xact_lock(hashtext('a2a_trio schema ' || current_schema()))")
+        tx.run("CREATE TABLE IF NOT EXISTS a2a_schema_version (version INTEGER NOT NULL)")
+        row = tx.run("SELECT max(version) FROM a2a_schema_version").fetchone()
+        version = row[0] or 0
+        if version > len(MIGRATIONS):
+            raise StoreSchemaError(
+                f"the database schema is version {version}; this a2a_trio knows up to"
+                f" {len(MIGRATIONS)}: upgrade a2a_trio"
+            )
+        for number, statements in enumerate(MIGRATIONS[version:], start=version + 1):
+            for statement in statements:
+                tx.run(statement)
+            tx.run("DELETE FROM a2a_schema_version")
+            tx.run("INSERT INTO a2a_schema_version (version) VALUES (?)", (number,))
+    return len(MIGRATIONS)
+
+
+def _connect_and_migrate(url: str) -> None:
+    with psycopg.connect(url, connect_timeout=10) as conn:
+        migrate(conn)
+
+
+class PostgresDriver:
+    """Runs transactions on pooled connections, at most ``pool_size`` at a time."""
+
+    dialect: Final = DIALECT
+
+    def __init__(self, url: str, *, pool_size: int) -> None:
+        self._url = url
+        self._limiter = trio.CapacityLimiter(pool_size)
+        self._pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=pool_size,
+            open=False,
+            configure=_configure,
+            kwargs={"connect_timeout": 10},
+            name="a2a_trio",
+        )
+
+    async def start(self) -> None:
+        """Bring the schema up to date (failing fast on a bad URL), then open the pool."""
+        await trio.to_thread.run_sync(_connect_and_migrate, self._url)
+        await trio.to_thread.run_sync(functools.partial(self._pool.open, wait=True, timeout=30))
+
+    def _run[T](self, fn: Callable[[Tx], T]) -> T:
+        with self._pool.connection() as conn, conn.transaction():
+            return fn(_PgTx(conn))
+
+    async def write[T](self, fn: Callable[[Tx], T]) -> T:
+        return await trio.to_thread.run_sync(self._run, fn, limiter=self._limiter)
+
+    read = write  # every pooled connection can both read and write
+
+    async def aclose(self) -> None:
+        with trio.CancelScope(shield=True):
+            await trio.to_thread.run_sync(self._pool.close)
+
+
+@asynccontextmanager
+async def open_postgres_store(
+    url: str, *, retention: Retention = DEFAULT_RETENTION, pool_size: int = 8
+) -> AsyncIterator[SqlTaskStore]:
+    """A task store in the PostgreSQL database at ``url`` (``postgresql://user:pw@host/db``).
+
+    Creates or migrates the schema (in the connection's ``search_path`` schema).  Raises
+    ``psycopg.OperationalError`` when the server cannot be reached.
+    """
+    driver = PostgresDriver(url, pool_size=pool_size)
+    try:
+        await driver.start()
+        yield SqlTaskStore(driver, retention=retention)
+    finally:
+        await driver.aclose()

@@ -1,0 +1,431 @@
+"""The task store both SQL backends share: one set of queries, two drivers.
+
+SQLite and PostgreSQL differ only in how a transaction is run (a driver: one writer thread and
+reader connections, or a connection pool) and in two SQL fragments (a ``Dialect``).  The queries
+here are plain DB-API calls with ``?`` placeholders, run inside ``driver.write``/``driver.read``,
+each of which is one transaction in a worker thread.
+
+Columns beside the JSON document (``task``, the ``V1`` ProtoJSON of the whole task) make every
+filter SQL: scope (tenant, owner), context, state, status timestamp (microseconds since the epoch),
+the listing order ``ord`` (unique, increasing with every write), the OCC ``version`` and the
+idempotency key (unique per scope and context, so a racing create cannot insert twice).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+import attrs
+
+from .. import model as m
+from ..errors import ConcurrencyError, TaskNotFoundError
+from ..wire import V1, dumps, loads
+from ._base import (
+    DEFAULT_RETENTION,
+    CallerScope,
+    Retention,
+    ScopedTask,
+    SequencedEvent,
+    StoredTask,
+    TaskPage,
+    TaskQuery,
+    TaskUpdate,
+    apply_update,
+    check_events,
+    check_query,
+    prepare_push_config,
+    trim_task,
+)
+from ._cursor import decode_cursor, encode_cursor
+
+_TERMINAL = tuple(sorted(int(state) for state in m.TERMINAL_STATES))
+_UNFINISHED = tuple(
+    sorted(
+        int(state)
+        for state in m.TaskState
+        if state not in m.TERMINAL_STATES and state is not m.TaskState.UNSPECIFIED
+    )
+)
+_TASK_COLUMNS = "version, updated_us, task"
+
+
+class Cursor(Protocol):
+    """The part of a DB-API cursor the queries use."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> Any: ...
+
+
+class Tx(Protocol):
+    """One open transaction: run a statement with ``?`` placeholders."""
+
+    def run(self, sql: str, params: Sequence[object] = ()) -> Cursor: ...
+
+
+@attrs.frozen
+class Dialect:
+    """The SQL that differs between backends.
+
+    ``next_order``: an expression giving a new, store-wide increasing listing-order number.
+    ``lock_row``: appended to the SELECT that reads a task before changing it.
+    ``integrity_error``: what the driver raises on a unique-constraint violation.
+    """
+
+    next_order: str
+    lock_row: str
+    integrity_error: type[Exception]
+
+
+class Driver(Protocol):
+    """Runs a function in one transaction, in a worker thread, under a capacity limit.
+
+    Cancellation waits for the thread: a transaction is committed or rolled back, never torn.
+    """
+
+    @property
+    def dialect(self) -> Dialect: ...
+
+    async def write[T](self, fn: Callable[[Tx], T]) -> T: ...
+
+    async def read[T](self, fn: Callable[[Tx], T]) -> T: ...
+
+    async def aclose(self) -> None: ...
+
+
+def to_micros(stamp: datetime) -> int:
+    """A timestamp as integer microseconds since the epoch (exact, and comparable in SQL)."""
+    delta = stamp - datetime(1970, 1, 1, tzinfo=UTC)
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def from_micros(micros: int) -> datetime:
+    return datetime.fromtimestamp(micros // 1_000_000, UTC).replace(microsecond=micros % 1_000_000)
+
+
+def _encode_task(task: m.Task) -> str:
+    return dumps(V1.encode(task)).decode()
+
+
+def _decode_task(text: str) -> m.Task:
+    return V1.decode(loads(text), m.Task)
+
+
+def _stored(row: Sequence[Any]) -> StoredTask:
+    version, updated_us, text = row
+    return StoredTask(_decode_task(text), version, from_micros(updated_us))
+
+
+def _in(values: Sequence[int]) -> str:
+    return "(" + ", ".join(str(value) for value in values) + ")"
+
+
+def _status_micros(task: m.Task) -> int | None:
+    stamp = task.status.timestamp
+    return None if stamp is None else to_micros(stamp)
+
+
+class SqlTaskStore:
+    """A :class:`~a2a_trio.store.TaskStore` over a SQL :class:`Driver`."""
+
+    def __init__(self, driver: Driver, *, retention: Retention = DEFAULT_RETENTION) -> None:
+        self._driver = driver
+        self._dialect = driver.dialect
+        self._retention = retention
+
+    async def create_task(
+        self, scope: CallerScope, task: m.Task, *, idempotency_key: str | None = None
+    ) -> StoredTask:
+        key = idempotency_key or None
+        now = m.utcnow()
+        params = (
+            task.id,
+            scope.tenant,
+            scope.owner,
+            task.context_id,
+            int(task.status.state),
+            _status_micros(task),
+            to_micros(now),
+            key,
+            _encode_task(task),
+        )
+        insert = (
+            "INSERT INTO a2a_tasks (id, tenant, owner, context_id, state, status_us,"
+            " updated_us, ord, version, idem_key, task) VALUES (?, ?, ?, ?, ?, ?, ?,"
+            f" {self._dialect.next_order}, 1, ?, ?)"
+            " ON CONFLICT (tenant, owner, context_id, idem_key) WHERE idem_key IS NOT NULL"
+            " DO NOTHING"
+        )
+
+        def create(tx: Tx) -> StoredTask:
+            if tx.run(insert, params).rowcount == 1:
+                return StoredTask(task, 1, now)
+            row = tx.run(
+                f"SELECT {_TASK_COLUMNS} FROM a2a_tasks"
+                " WHERE tenant = ? AND owner = ? AND context_id = ? AND idem_key = ?",
+                (scope.tenant, scope.owner, task.context_id, key),
+            ).fetchone()
+            return _stored(row)
+
+        try:
+            return await self._driver.write(create)
+        except self._dialect.integrity_error:
+            raise ConcurrencyError(f"task {task.id} already exists") from None
+
+    async def load_task(
+        self,
+        scope: CallerScope,
+        task_id: str,
+        *,
+        history_length: int | None = None,
+        include_artifacts: bool = True,
+    ) -> StoredTask | None:
+        def load(tx: Tx) -> Any:
+            return tx.run(
+                f"SELECT {_TASK_COLUMNS} FROM a2a_tasks WHERE id = ? AND tenant = ? AND owner = ?",
+                (task_id, scope.tenant, scope.owner),
+            ).fetchone()
+
+        row = await self._driver.read(load)
+        if row is None:
+            return None
+        stored = _stored(row)
+        task = trim_task(
+            stored.task, history_length=history_length, include_artifacts=include_artifacts
+        )
+        return attrs.evolve(stored, task=task)
+
+    async def update_task(
+        self,
+        scope: CallerScope,
+        task_id: str,
+        update: TaskUpdate,
+        *,
+        expected_version: int | None = None,
+    ) -> StoredTask:
+        select = (
+            "SELECT version, task FROM a2a_tasks WHERE id = ? AND tenant = ? AND owner = ?"
+            + self._dialect.lock_row
+        )
+        write = (
+            "UPDATE a2a_tasks SET state = ?, status_us = ?, updated_us = ?,"
+            f" ord = {self._dialect.next_order}, version = ?, task = ?"
+            " WHERE id = ? AND version = ?"
+        )
+
+        def change(tx: Tx) -> StoredTask:
+            row = tx.run(select, (task_id, scope.tenant, scope.owner)).fetchone()
+            if row is None:
+                raise TaskNotFoundError(f"Task {task_id} not found")
+            version, text = row
+            if expected_version is not None and expected_version != version:
+                raise ConcurrencyError(
+                    f"task {task_id} is at version {version}, not {expected_version}"
+                )
+            now = m.utcnow()
+            task = apply_update(_decode_task(text), update, now=now)
+            params = (
+                int(task.status.state),
+                _status_micros(task),
+                to_micros(now),
+                version + 1,
+                _encode_task(task),
+                task_id,
+                version,
+            )
+            if tx.run(write, params).rowcount != 1:
+                raise ConcurrencyError(f"task {task_id} changed while it was being updated")
+            return StoredTask(task, version + 1, now)
+
+        return await self._driver.write(change)
+
+    async def list_tasks(self, scope: CallerScope, query: TaskQuery) -> TaskPage:
+        check_query(query)
+        after = decode_cursor(query.page_token) if query.page_token else None
+        where = "tenant = ? AND owner = ?"
+        params: list[object] = [scope.tenant, scope.owner]
+        if query.context_id:
+            where += " AND context_id = ?"
+            params.append(query.context_id)
+        if query.status is not m.TaskState.UNSPECIFIED:
+            where += " AND state = ?"
+            params.append(int(query.status))
+        if query.status_timestamp_after is not None:
+            where += " AND status_us >= ?"
+            params.append(to_micros(query.status_timestamp_after))
+        page_where, page_params = where, list(params)
+        if after is not None:
+            page_where += " AND ord < ?"
+            page_params.append(after)
+
+        def page(tx: Tx) -> tuple[int, Any]:
+            (total,) = tx.run(f"SELECT count(*) FROM a2a_tasks WHERE {where}", params).fetchone()
+            rows = tx.run(
+                f"SELECT ord, task FROM a2a_tasks WHERE {page_where} ORDER BY ord DESC LIMIT ?",
+                [*page_params, query.page_size + 1],
+            ).fetchall()
+            return total, rows
+
+        total, rows = await self._driver.read(page)
+        shown = rows[: query.page_size]
+        return TaskPage(
+            tasks=tuple(
+                trim_task(
+                    _decode_task(text),
+                    history_length=query.history_length,
+                    include_artifacts=query.include_artifacts,
+                )
+                for _order, text in shown
+            ),
+            next_page_token=encode_cursor(shown[-1][0]) if len(rows) > len(shown) else "",
+            page_size=query.page_size,
+            total_size=total,
+        )
+
+    async def delete_task(self, scope: CallerScope, task_id: str) -> bool:
+        def delete(tx: Tx) -> bool:
+            cursor = tx.run(
+                "DELETE FROM a2a_tasks WHERE id = ? AND tenant = ? AND owner = ?",
+                (task_id, scope.tenant, scope.owner),
+            )
+            return cursor.rowcount == 1
+
+        return await self._driver.write(delete)
+
+    async def append_events(
+        self, scope: CallerScope, task_id: str, events: Sequence[SequencedEvent]
+    ) -> None:
+        check_events(events)
+        rows = [(task_id, seq, dumps(V1.encode_stream_response(e)).decode()) for seq, e in events]
+        keep = self._retention.max_events_per_task
+
+        def append(tx: Tx) -> None:
+            _require_task(tx, scope, task_id)
+            for row in rows:
+                tx.run("INSERT INTO a2a_task_events (task_id, seq, event) VALUES (?, ?, ?)", row)
+            tx.run(
+                "DELETE FROM a2a_task_events WHERE task_id = ? AND seq <= (SELECT seq FROM"
+                " a2a_task_events WHERE task_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)",
+                (task_id, task_id, keep),
+            )
+
+        try:
+            await self._driver.write(append)
+        except self._dialect.integrity_error:
+            seqs = [seq for seq, _event in events]
+            raise ConcurrencyError(f"task {task_id} already has some of events {seqs}") from None
+
+    async def load_events(
+        self, scope: CallerScope, task_id: str, *, after_seq: int = 0
+    ) -> tuple[SequencedEvent, ...]:
+        def load(tx: Tx) -> Any:
+            _require_task(tx, scope, task_id)
+            return tx.run(
+                "SELECT seq, event FROM a2a_task_events WHERE task_id = ? AND seq > ? ORDER BY seq",
+                (task_id, after_seq),
+            ).fetchall()
+
+        rows = await self._driver.read(load)
+        return tuple((seq, V1.decode_stream_response(loads(text))) for seq, text in rows)
+
+    async def set_push_config(
+        self, scope: CallerScope, config: m.TaskPushNotificationConfig
+    ) -> m.TaskPushNotificationConfig:
+        config = prepare_push_config(config)
+        params = (
+            config.task_id,
+            config.id,
+            to_micros(m.utcnow()),
+            dumps(V1.encode(config)).decode(),
+        )
+
+        def put(tx: Tx) -> None:
+            _require_task(tx, scope, config.task_id)
+            tx.run(
+                "INSERT INTO a2a_push_configs (task_id, config_id, created_us, config)"
+                " VALUES (?, ?, ?, ?) ON CONFLICT (task_id, config_id)"
+                " DO UPDATE SET config = excluded.config",
+                params,
+            )
+
+        await self._driver.write(put)
+        return config
+
+    async def get_push_config(
+        self, scope: CallerScope, task_id: str, config_id: str
+    ) -> m.TaskPushNotificationConfig | None:
+        def get(tx: Tx) -> Any:
+            return tx.run(
+                "SELECT c.config FROM a2a_push_configs c JOIN a2a_tasks t ON t.id = c.task_id"
+                " WHERE c.task_id = ? AND c.config_id = ? AND t.tenant = ? AND t.owner = ?",
+                (task_id, config_id, scope.tenant, scope.owner),
+            ).fetchone()
+
+        row = await self._driver.read(get)
+        return None if row is None else V1.decode(loads(row[0]), m.TaskPushNotificationConfig)
+
+    async def list_push_configs(
+        self, scope: CallerScope, task_id: str
+    ) -> tuple[m.TaskPushNotificationConfig, ...]:
+        def get_all(tx: Tx) -> Any:
+            _require_task(tx, scope, task_id)
+            return tx.run(
+                "SELECT config FROM a2a_push_configs WHERE task_id = ?"
+                " ORDER BY created_us, config_id",
+                (task_id,),
+            ).fetchall()
+
+        rows = await self._driver.read(get_all)
+        return tuple(V1.decode(loads(text), m.TaskPushNotificationConfig) for (text,) in rows)
+
+    async def delete_push_config(self, scope: CallerScope, task_id: str, config_id: str) -> bool:
+        def delete(tx: Tx) -> bool:
+            cursor = tx.run(
+                "DELETE FROM a2a_push_configs WHERE task_id = ? AND config_id = ? AND task_id IN"
+                " (SELECT id FROM a2a_tasks WHERE id = ? AND tenant = ? AND owner = ?)",
+                (task_id, config_id, task_id, scope.tenant, scope.owner),
+            )
+            return cursor.rowcount == 1
+
+        return await self._driver.write(delete)
+
+    async def list_unfinished(self) -> tuple[ScopedTask, ...]:
+        def unfinished(tx: Tx) -> Any:
+            return tx.run(
+                f"SELECT tenant, owner, {_TASK_COLUMNS} FROM a2a_tasks"
+                f" WHERE state IN {_in(_UNFINISHED)} ORDER BY ord"
+            ).fetchall()
+
+        rows = await self._driver.read(unfinished)
+        return tuple(ScopedTask(CallerScope(row[0], row[1]), _stored(row[2:])) for row in rows)
+
+    async def purge_expired(self, *, now: datetime | None = None) -> int:
+        ttl = self._retention.terminal_ttl
+        if ttl is None:
+            return 0
+        cutoff = to_micros((now or m.utcnow()) - ttl)
+
+        def purge(tx: Tx) -> int:
+            return tx.run(
+                f"DELETE FROM a2a_tasks WHERE state IN {_in(_TERMINAL)} AND updated_us <= ?",
+                (cutoff,),
+            ).rowcount
+
+        return await self._driver.write(purge)
+
+    async def aclose(self) -> None:
+        await self._driver.aclose()
+
+
+def _require_task(tx: Tx, scope: CallerScope, task_id: str) -> None:
+    found = tx.run(
+        "SELECT 1 FROM a2a_tasks WHERE id = ? AND tenant = ? AND owner = ?",
+        (task_id, scope.tenant, scope.owner),
+    ).fetchone()
+    if found is None:
+        raise TaskNotFoundError(f"Task {task_id} not found")

@@ -1,0 +1,174 @@
+"""The SQLite task store: the embedded default, one file, survives restarts.
+
+stdlib ``sqlite3`` in worker threads (``trio.to_thread``): one writer connection behind a
+``CapacityLimiter(1)`` taking ``BEGIN IMMEDIATE`` transactions, and a few reader connections
+that WAL lets run beside it.  ``synchronous=FULL`` (the default) makes a commit durable across
+power loss; ``NORMAL`` is faster and still loses nothing when only the process dies.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from typing import Final, Literal
+
+import trio
+
+from ._base import DEFAULT_RETENTION, Retention, StoreSchemaError
+from ._sql import Cursor, Dialect, SqlTaskStore, Tx
+
+type Synchronous = Literal["FULL", "NORMAL"]
+
+MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
+    (
+        """CREATE TABLE a2a_tasks (
+            id TEXT PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            context_id TEXT NOT NULL,
+            state INTEGER NOT NULL,
+            status_us INTEGER,
+            updated_us INTEGER NOT NULL,
+            ord INTEGER NOT NULL,
+            version INTEGER NOT NULL,
+            idem_key TEXT,
+            task TEXT NOT NULL
+        )""",
+        "CREATE UNIQUE INDEX a2a_tasks_idem ON a2a_tasks (tenant, owner, context_id, idem_key)"
+        " WHERE idem_key IS NOT NULL",
+        "CREATE UNIQUE INDEX a2a_tasks_ord ON a2a_tasks (ord)",
+        "CREATE INDEX a2a_tasks_scope ON a2a_tasks (tenant, owner, ord)",
+        "CREATE INDEX a2a_tasks_context ON a2a_tasks (tenant, owner, context_id, ord)",
+        "CREATE INDEX a2a_tasks_state ON a2a_tasks (state, updated_us)",
+        """CREATE TABLE a2a_task_events (
+            task_id TEXT NOT NULL REFERENCES a2a_tasks (id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            event TEXT NOT NULL,
+            PRIMARY KEY (task_id, seq)
+        ) WITHOUT ROWID""",
+        """CREATE TABLE a2a_push_configs (
+            task_id TEXT NOT NULL REFERENCES a2a_tasks (id) ON DELETE CASCADE,
+            config_id TEXT NOT NULL,
+            created_us INTEGER NOT NULL,
+            config TEXT NOT NULL,
+            PRIMARY KEY (task_id, config_id)
+        )""",
+    ),
+)
+"""Schema migrations in order; ``PRAGMA user_version`` records how many were applied."""
+
+DIALECT: Final = Dialect(
+    # One writer at a time, so the next number is simply one above the largest.
+    next_order="(SELECT coalesce(max(ord), 0) + 1 FROM a2a_tasks)",
+    lock_row="",  # BEGIN IMMEDIATE already holds the write lock
+    integrity_error=sqlite3.IntegrityError,
+)
+
+
+class _SqliteTx:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def run(self, sql: str, params: Sequence[object] = ()) -> Cursor:
+        return self._conn.execute(sql, params)
+
+
+def _transaction[T](conn: sqlite3.Connection, begin: str, fn: Callable[[Tx], T]) -> T:
+    conn.execute(begin)
+    with conn:  # commits on success, rolls back on any exception
+        return fn(_SqliteTx(conn))
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Apply the migrations this database lacks; returns the schema version now in place."""
+
+    def apply(tx: Tx) -> int:
+        (version,) = tx.run("PRAGMA user_version").fetchone()
+        if version > len(MIGRATIONS):
+            raise StoreSchemaError(
+                f"the database schema is version {version}; this a2a_trio knows up to"
+                f" {len(MIGRATIONS)}: upgrade a2a_trio"
+            )
+        for number, statements in enumerate(MIGRATIONS[version:], start=version + 1):
+            for statement in statements:
+                tx.run(statement)
+            tx.run(f"PRAGMA user_version = {number}")
+        return len(MIGRATIONS)
+
+    return _transaction(conn, "BEGIN IMMEDIATE", apply)
+
+
+class SqliteDriver:
+    """Runs transactions on one SQLite file: a single writer, several readers."""
+
+    dialect: Final = DIALECT
+
+    def __init__(self, path: str, *, synchronous: Synchronous, readers: int) -> None:
+        self._path = path
+        self._synchronous = synchronous
+        self._writer: sqlite3.Connection | None = None
+        self._write_limiter = trio.CapacityLimiter(1)
+        self._read_limiter = trio.CapacityLimiter(readers)
+        self._idle_readers: list[sqlite3.Connection] = []
+
+    def connect(self) -> sqlite3.Connection:
+        """A new connection with the store's settings (blocking: call it in a thread)."""
+        conn = sqlite3.connect(
+            self._path, isolation_level=None, check_same_thread=False, timeout=30
+        )
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute(f"PRAGMA synchronous = {self._synchronous}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        return conn
+
+    async def start(self) -> None:
+        """Open the writer connection and bring the schema up to date."""
+        self._writer = await trio.to_thread.run_sync(self.connect)
+        await trio.to_thread.run_sync(migrate, self._writer, limiter=self._write_limiter)
+
+    async def write[T](self, fn: Callable[[Tx], T]) -> T:
+        if self._writer is None:
+            raise RuntimeError("the SQLite store is not open")
+        return await trio.to_thread.run_sync(
+            _transaction, self._writer, "BEGIN IMMEDIATE", fn, limiter=self._write_limiter
+        )
+
+    async def read[T](self, fn: Callable[[Tx], T]) -> T:
+        async with self._read_limiter:
+            if self._idle_readers:
+                conn = self._idle_readers.pop()
+            else:
+                conn = await trio.to_thread.run_sync(self.connect)
+            try:
+                return await trio.to_thread.run_sync(_transaction, conn, "BEGIN", fn)
+            finally:
+                self._idle_readers.append(conn)
+
+    async def aclose(self) -> None:
+        conns = [*self._idle_readers, *([self._writer] if self._writer else [])]
+        self._idle_readers.clear()
+        self._writer = None
+        with trio.CancelScope(shield=True):
+            for conn in conns:
+                await trio.to_thread.run_sync(conn.close)
+
+
+@asynccontextmanager
+async def open_sqlite_store(
+    path: str,
+    *,
+    retention: Retention = DEFAULT_RETENTION,
+    synchronous: Synchronous = "FULL",
+    readers: int = 4,
+) -> AsyncIterator[SqlTaskStore]:
+    """A task store in the SQLite file at ``path`` (created, and migrated, as needed).
+
+    Raises ``StoreSchemaError`` when the file was written by a newer a2a_trio.
+    """
+    driver = SqliteDriver(path, synchronous=synchronous, readers=readers)
+    try:
+        await driver.start()
+        yield SqlTaskStore(driver, retention=retention)
+    finally:
+        await driver.aclose()

@@ -1,0 +1,68 @@
+"""Choosing a backend from a URL with ``open_store``."""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from a2a_trio import model as m
+from a2a_trio.store import ANONYMOUS, MemoryTaskStore, SqlTaskStore, TaskQuery, open_store
+
+from .conftest import Backend
+
+
+async def test_memory_opens_the_memory_store() -> None:
+    async with open_store("memory") as store:
+        assert isinstance(store, MemoryTaskStore)
+
+
+@pytest.mark.parametrize(
+    "url", ["sqlite:///{path}", "sqlite:///{path}?synchronous=normal", "{path}"]
+)
+async def test_sqlite_urls_and_plain_paths_open_a_relative_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    async with open_store(url.format(path="tasks.db")) as store:
+        assert isinstance(store, SqlTaskStore)
+        task = m.new_task(m.text_message("hi"))
+        await store.create_task(ANONYMOUS, task)
+        assert await store.load_task(ANONYMOUS, task.id) is not None
+        assert (await store.list_tasks(ANONYMOUS, TaskQuery())).total_size == 1
+    with closing(sqlite3.connect(tmp_path / "tasks.db")) as conn:
+        assert conn.execute("SELECT count(*) FROM a2a_tasks").fetchone() == (1,)
+
+
+async def test_an_absolute_sqlite_url(tmp_path: Path) -> None:
+    path = tmp_path / "abs.db"
+    async with open_store(f"sqlite:///{path}") as store:
+        assert isinstance(store, SqlTaskStore)
+    assert path.exists()
+
+
+async def test_postgresql_urls_open_postgres(sql_backend: Backend) -> None:
+    async with open_store(sql_backend.url) as store:
+        assert isinstance(store, SqlTaskStore)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "",
+        "   ",
+        ":memory:",
+        "mysql://user@host/db",
+        "sqlite://host/tasks.db",
+        "sqlite:///",
+        "sqlite:///tasks.db?cache=shared",
+        "sqlite:///tasks.db?synchronous=off",
+        "redis://localhost",
+    ],
+)
+async def test_anything_else_is_a_clear_value_error(url: str) -> None:
+    with pytest.raises(ValueError, match=r'"memory", "sqlite:///.*postgresql://'):
+        async with open_store(url):
+            pass
