@@ -40,7 +40,7 @@ class ServerOptions:
 
     keepalive: float = 15.0
     release_file: str = ""
-    retention: int = 1000
+    retention_seconds: float = 0.0
 
 
 @attrs.frozen
@@ -97,8 +97,8 @@ async def open_server(name: str, options: ServerOptions, *, pinned: bool) -> Asy
             str(options.keepalive),
             "--release-file",
             options.release_file,
-            "--retention",
-            str(options.retention),
+            "--retention-seconds",
+            str(options.retention_seconds),
         ]
         log_path = LOG_DIR / f"{name.replace(' ', '_')}.log"
         with log_path.open("ab") as log:

@@ -75,7 +75,9 @@ def server_args(description: str) -> argparse.Namespace:
     parser.add_argument("--port-file", type=Path, required=True)
     parser.add_argument("--keepalive", type=float, default=15.0, help="SSE keepalive seconds")
     parser.add_argument("--release-file", default="", help="floor only: ends idle streams")
-    parser.add_argument("--retention", type=int, default=1000, help="a2a_trio: tasks kept")
+    parser.add_argument(
+        "--retention-seconds", type=float, default=0.0, help="purge finished tasks (0: keep)"
+    )
     return parser.parse_args()
 
 
