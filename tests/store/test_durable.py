@@ -1,0 +1,185 @@
+"""What only the durable backends promise: data outlives the process, replicas share it."""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import attrs
+import psycopg
+import pytest
+import trio
+
+from a2a_trio import model as m
+from a2a_trio.errors import ConcurrencyError
+from a2a_trio.store import (
+    ANONYMOUS,
+    ArtifactWrite,
+    StoreSchemaError,
+    TaskQuery,
+    TaskStore,
+    TaskUpdate,
+    open_store,
+)
+
+from .conftest import Backend, pg_schema_url
+from .test_contract import a_task, agent_says, all_pages, create_many
+
+S = m.TaskState
+
+
+async def test_everything_survives_a_reopen(sql_backend: Backend) -> None:
+    event = agent_says("e1")
+    async with open_store(sql_backend.url) as store:
+        ids = await create_many(store, 5)
+        artifact = m.new_artifact([m.TextPart("result")])
+        await store.update_task(
+            ANONYMOUS,
+            ids[0],
+            TaskUpdate(state=S.COMPLETED, artifacts=(ArtifactWrite(artifact),)),
+        )
+        await store.append_events(ANONYMOUS, ids[0], [(1, event)])
+        config = await store.set_push_config(
+            ANONYMOUS, m.TaskPushNotificationConfig("https://hook", task_id=ids[1])
+        )
+        before = [await store.load_task(ANONYMOUS, task_id) for task_id in ids]
+    async with open_store(sql_backend.url) as store:
+        assert [await store.load_task(ANONYMOUS, task_id) for task_id in ids] == before
+        assert await store.load_events(ANONYMOUS, ids[0]) == ((1, event),)
+        assert await store.list_push_configs(ANONYMOUS, ids[1]) == (config,)
+        newest = (await store.create_task(ANONYMOUS, a_task())).task.id
+        listed = await all_pages(store, TaskQuery(page_size=2))
+        assert listed == [newest, ids[0], *ids[:0:-1]]
+        unfinished = [item.stored.task.id for item in await store.list_unfinished()]
+        assert unfinished == [*ids[1:], newest]
+
+
+async def test_a_second_instance_reads_the_first_ones_writes(sql_backend: Backend) -> None:
+    async with open_store(sql_backend.url) as one, open_store(sql_backend.url) as two:
+        task = (await one.create_task(ANONYMOUS, a_task())).task
+        updated = await one.update_task(ANONYMOUS, task.id, TaskUpdate(state=S.WORKING))
+        seen = await two.load_task(ANONYMOUS, task.id)
+        assert seen == updated
+        again = await two.update_task(
+            ANONYMOUS, task.id, TaskUpdate(state=S.COMPLETED), expected_version=2
+        )
+        assert await one.load_task(ANONYMOUS, task.id) == again
+
+
+async def test_paging_across_instances_with_inserts_on_the_other(sql_backend: Backend) -> None:
+    async with open_store(sql_backend.url) as one, open_store(sql_backend.url) as two:
+        before = await create_many(one, 12)
+        seen: list[str] = []
+        query = TaskQuery(page_size=5)
+        readers = (one, two)
+        inserted: list[str] = []
+        for page_number in range(10):
+            page = await readers[page_number % 2].list_tasks(ANONYMOUS, query)
+            seen += [task.id for task in page.tasks]
+            inserted += await create_many(readers[(page_number + 1) % 2], 2)
+            if not page.next_page_token:
+                break
+            query = attrs.evolve(query, page_token=page.next_page_token)
+        assert seen == before[::-1]
+        assert await all_pages(two, TaskQuery(page_size=100)) == inserted[::-1] + before[::-1]
+
+
+async def test_races_across_instances_keep_the_contract(sql_backend: Backend) -> None:
+    async with open_store(sql_backend.url) as one, open_store(sql_backend.url) as two:
+        stores: tuple[TaskStore, ...] = (one, two)
+        created: list[str] = []
+        task = (await one.create_task(ANONYMOUS, a_task())).task
+        wins: list[int] = []
+
+        async def create(number: int) -> None:
+            stored = await stores[number % 2].create_task(
+                ANONYMOUS, a_task(context_id="c"), idempotency_key="k"
+            )
+            created.append(stored.task.id)
+
+        async def update(number: int) -> None:
+            try:
+                await stores[number % 2].update_task(
+                    ANONYMOUS, task.id, TaskUpdate(state=S.WORKING), expected_version=1
+                )
+            except ConcurrencyError:
+                return
+            wins.append(number)
+
+        async with trio.open_nursery() as nursery:
+            for number in range(16):
+                nursery.start_soon(create, number)
+                nursery.start_soon(update, number)
+        assert len(created) == 16
+        assert len(set(created)) == 1
+        assert len(wins) == 1
+        stored = await two.load_task(ANONYMOUS, task.id)
+        assert stored is not None
+        assert stored.version == 2
+
+
+async def test_instances_opening_together_migrate_once(sql_backend: Backend) -> None:
+    opened: list[int] = []
+
+    async def open_and_use() -> None:
+        async with open_store(sql_backend.url) as store:
+            await store.create_task(ANONYMOUS, a_task())
+            opened.append(1)
+
+    async with trio.open_nursery() as nursery:
+        for _ in range(4):
+            nursery.start_soon(open_and_use)
+    async with open_store(sql_backend.url) as store:
+        assert (await store.list_tasks(ANONYMOUS, TaskQuery())).total_size == len(opened) == 4
+
+
+def _mark_schema_newer(backend: Backend, path: str) -> None:
+    if backend.name == "sqlite":
+        with closing(sqlite3.connect(path)) as conn:
+            conn.execute("PRAGMA user_version = 99")
+    else:
+        with psycopg.connect(backend.url, autocommit=True) as conn:
+            conn.execute("UPDATE a2a_schema_version SET version = 99")
+
+
+async def test_a_database_from_a_newer_release_is_refused(sql_backend: Backend) -> None:
+    async with open_store(sql_backend.url) as store:
+        task = (await store.create_task(ANONYMOUS, a_task())).task
+    path = sql_backend.url.removeprefix("sqlite:///")
+    await trio.to_thread.run_sync(_mark_schema_newer, sql_backend, path)
+    with pytest.raises(StoreSchemaError, match="version 99"):
+        async with open_store(sql_backend.url):
+            pass
+    if sql_backend.name == "sqlite":  # the data is untouched: put the version back and read it
+        with closing(sqlite3.connect(path)) as conn:
+            conn.execute("PRAGMA user_version = 1")
+        async with open_store(sql_backend.url) as store:
+            assert await store.load_task(ANONYMOUS, task.id) is not None
+
+
+async def test_sqlite_runs_in_wal_mode_with_the_schema_version_set(tmp_path: Path) -> None:
+    async with open_store(f"sqlite:///{tmp_path / 'tasks.db'}"):
+        pass
+    with closing(sqlite3.connect(tmp_path / "tasks.db")) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        assert conn.execute("PRAGMA user_version").fetchone() == (1,)
+
+
+@pytest.mark.postgres
+async def test_an_unreachable_postgres_fails_fast_and_clearly() -> None:
+    with trio.fail_after(15), pytest.raises(psycopg.OperationalError):
+        async with open_store("postgresql://nobody:x@127.0.0.1:1/nothing"):
+            pass
+
+
+@pytest.mark.postgres
+async def test_postgres_schemas_are_separate_databases() -> None:
+    async with (
+        pg_schema_url() as first,
+        pg_schema_url() as second,
+        open_store(first) as one,
+        open_store(second) as two,
+    ):
+        task = (await one.create_task(ANONYMOUS, a_task())).task
+        assert await two.load_task(ANONYMOUS, task.id) is None
