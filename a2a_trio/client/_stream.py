@@ -45,6 +45,20 @@ def _task_id(event: m.StreamEvent) -> str:
     return ""
 
 
+async def _exhaust(chunks: AsyncIterator[bytes]) -> None:
+    """Run httpx's nested byte generators to their end once the response is closed.
+
+    Closing only the outermost generator would leave the inner ones for the garbage collector
+    (trio warns about each).  On a closed connection the next read fails at the innermost
+    level, and that error unwinds every generator in the chain.
+    """
+    try:
+        async for _ in chunks:
+            pass
+    except httpx.HTTPError:
+        return
+
+
 class EventStream:
     """Typed events of one streaming call: ``async with ... as events: async for e in events``.
 
@@ -145,10 +159,13 @@ class EventStream:
         self._chunks = response.aiter_bytes()
 
     async def _close_response(self) -> None:
-        response, self._response, self._chunks = self._response, None, None
-        if response is not None:
-            with trio.CancelScope(shield=True):
+        response, chunks = self._response, self._chunks
+        self._response = self._chunks = None
+        with trio.CancelScope(shield=True):
+            if response is not None:
                 await response.aclose()
+            if chunks is not None:
+                await _exhaust(chunks)
 
     async def _resume(self, cause: TransportError) -> None:
         """Resubscribe after a drop, or re-raise ``cause`` when that is not possible."""

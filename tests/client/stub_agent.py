@@ -1,0 +1,144 @@
+"""A scripted HTTP/1.1 agent on a real loopback socket, for answers no honest server gives.
+
+Each connection carries one request; the test's handler writes the raw answer, so it can cut
+a stream mid-way, send garbage or stall.  Requests are recorded for assertions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from functools import partial
+from typing import Any
+
+import attrs
+import trio
+
+from a2a_trio import model as m
+from a2a_trio.wire import V1, dumps, loads
+
+
+@attrs.frozen
+class Request:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return loads(self.body)
+
+
+type Handler = Callable[[Request, "Reply"], Awaitable[None]]
+
+
+class Reply:
+    """Writes an HTTP answer on the connection."""
+
+    def __init__(self, stream: trio.SocketStream) -> None:
+        self.stream = stream
+
+    async def send(self, status: int, body: bytes, content_type: str = "application/json") -> None:
+        head = (
+            f"HTTP/1.1 {status} X\r\ncontent-type: {content_type}\r\n"
+            f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+        )
+        await self.stream.send_all(head.encode() + body)
+
+    async def json(self, value: Any, status: int = 200) -> None:
+        await self.send(status, dumps(value))
+
+    async def start_sse(self) -> None:
+        await self.stream.send_all(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+            b"transfer-encoding: chunked\r\nconnection: close\r\n\r\n"
+        )
+
+    async def chunk(self, data: bytes) -> None:
+        await self.stream.send_all(b"%x\r\n%s\r\n" % (len(data), data))
+
+    async def event(self, payload: Any, *, event_id: str = "") -> None:
+        frame = (f"id: {event_id}\n" if event_id else "") + f"data: {dumps(payload).decode()}\n\n"
+        await self.chunk(frame.encode())
+
+    async def end_sse(self) -> None:
+        await self.stream.send_all(b"0\r\n\r\n")
+
+
+def rpc_result(result: Any, request_id: Any = 1) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def rpc_error(code: int, message: str, request_id: Any = 1) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+def stream_result(event: m.StreamEvent) -> dict[str, Any]:
+    return rpc_result(V1.encode_stream_response(event))
+
+
+def card_for(base: str, binding: str = "JSONRPC") -> dict[str, Any]:
+    card = m.AgentCard(
+        name="stub",
+        description="scripted answers",
+        version="1",
+        supported_interfaces=(m.AgentInterface(base + "/rpc", binding, "1.0"),),
+        capabilities=m.AgentCapabilities(streaming=True),
+    )
+    return V1.encode(card)
+
+
+async def _read_request(stream: trio.SocketStream) -> Request:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = await stream.receive_some(65536)
+        if not chunk:
+            raise EOFError
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    request_line, *header_lines = head.decode("latin-1").split("\r\n")
+    method, path, _ = request_line.split(" ", 2)
+    headers = {}
+    for line in header_lines:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    length = int(headers.get("content-length", "0"))
+    while len(body) < length:
+        body += await stream.receive_some(65536)
+    return Request(method, path, headers, body)
+
+
+class StubAgent:
+    """The running stub: its base URL and the requests it received."""
+
+    def __init__(self, handler: Handler) -> None:
+        self.handler = handler
+        self.requests: list[Request] = []
+        self.url = ""
+
+    async def _connection(self, stream: trio.SocketStream) -> None:
+        async with stream:
+            try:
+                request = await _read_request(stream)
+            except (EOFError, trio.BrokenResourceError):
+                return
+            self.requests.append(request)
+            if request.path == "/.well-known/agent-card.json":
+                await Reply(stream).json(card_for(self.url))
+                return
+            try:
+                await self.handler(request, Reply(stream))
+            except trio.BrokenResourceError:
+                return
+
+
+@asynccontextmanager
+async def open_stub_agent(handler: Handler) -> AsyncIterator[StubAgent]:
+    """Serve ``handler`` on 127.0.0.1 (a free port) for the duration of the block."""
+    agent = StubAgent(handler)
+    async with trio.open_nursery() as nursery:
+        serve = partial(trio.serve_tcp, agent._connection, 0, host="127.0.0.1")
+        listeners = await nursery.start(serve)
+        agent.url = f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}"
+        yield agent
+        nursery.cancel_scope.cancel()

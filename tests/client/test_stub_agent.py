@@ -1,0 +1,291 @@
+"""The client against a scripted agent: stream resumption, bad answers, auth headers, timeouts."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import httpx
+import pytest
+import trio
+from stub_agent import Reply, Request, open_stub_agent, rpc_error, rpc_result, stream_result
+
+from a2a_trio import model as m
+from a2a_trio.client import (
+    ApiKeyAuth,
+    BearerAuth,
+    HeaderAuth,
+    InvalidResponseError,
+    Reconnect,
+    RemoteError,
+    Timeouts,
+    TransportError,
+    open_client,
+)
+from a2a_trio.errors import (
+    AuthenticationRequiredError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
+from a2a_trio.wire import V1
+
+FAST = Reconnect(attempts=3, initial_delay=0.01, max_delay=0.05)
+
+
+def status(state: m.TaskState) -> m.TaskStatusUpdateEvent:
+    return m.TaskStatusUpdateEvent("t1", "c1", m.TaskStatus(state))
+
+
+def chunk(text: str) -> m.TaskArtifactUpdateEvent:
+    return m.TaskArtifactUpdateEvent("t1", "c1", m.Artifact("a1", (m.TextPart(text),)), append=True)
+
+
+TASK = m.Task("t1", m.TaskStatus(m.TaskState.WORKING), context_id="c1")
+SCRIPT: list[m.StreamEvent] = [
+    TASK,
+    status(m.TaskState.WORKING),
+    chunk("one"),
+    chunk("two"),
+    status(m.TaskState.COMPLETED),
+]
+
+
+def method(request: Request) -> str:
+    name: str = request.json()["method"]
+    return name
+
+
+type Cut = Callable[[Reply], Awaitable[None]]
+
+
+def resumable(cut: Cut) -> Callable[[Request, Reply], Awaitable[None]]:
+    """A server that numbers its events, cuts the first stream after two, honours Last-Event-ID."""
+
+    async def handler(request: Request, reply: Reply) -> None:
+        after = int(request.headers.get("last-event-id") or 0)
+        await reply.start_sse()
+        for seq, event in enumerate(SCRIPT, 1):
+            if seq > after:
+                await reply.event(stream_result(event), event_id=str(seq))
+            if seq == 2 and method(request) == "SendStreamingMessage":
+                await cut(reply)
+                return
+        await reply.end_sse()
+
+    return handler
+
+
+async def _drop_connection(reply: Reply) -> None:
+    await reply.stream.aclose()  # chunked body never terminated: a broken stream
+
+
+async def _end_early(reply: Reply) -> None:
+    await reply.end_sse()  # a clean end, but before the task finished
+
+
+@pytest.mark.parametrize("cut", [_drop_connection, _end_early])
+async def test_cut_stream_resumes_without_loss_or_repeats(
+    cut: Cut,
+) -> None:
+    async with (
+        open_stub_agent(resumable(cut)) as agent,
+        open_client(agent.url, reconnect=FAST) as client,
+    ):
+        async with client.stream("go") as events:
+            seen = [event async for event in events]
+        assert seen == SCRIPT
+        assert events.reconnects == 1
+        assert events.last_event_id == "5"
+    resume = agent.requests[-1]
+    assert method(resume) == "SubscribeToTask"
+    assert resume.json()["params"] == {"id": "t1"}
+    assert resume.headers["last-event-id"] == "2"
+    assert resume.headers["a2a-version"] == "1.0"
+
+
+async def test_reconnection_gives_up_after_the_bounded_attempts() -> None:
+    async def handler(request: Request, reply: Reply) -> None:
+        await reply.start_sse()
+        if method(request) == "SendStreamingMessage":
+            await reply.event(stream_result(TASK), event_id="1")
+        await reply.stream.aclose()
+
+    async with open_stub_agent(handler) as agent, open_client(agent.url, reconnect=FAST) as client:
+        with pytest.raises(TransportError):
+            async with client.stream("go") as events:
+                async for _ in events:
+                    pass
+    assert [method(r) for r in agent.requests[1:]] == ["SendStreamingMessage"] + [
+        "SubscribeToTask"
+    ] * FAST.attempts
+
+
+async def test_task_that_finished_while_away_ends_with_its_snapshot() -> None:
+    done = m.Task("t1", m.TaskStatus(m.TaskState.COMPLETED), context_id="c1")
+
+    async def handler(request: Request, reply: Reply) -> None:
+        match method(request):
+            case "SendStreamingMessage":
+                await reply.start_sse()
+                await reply.event(stream_result(TASK), event_id="1")
+                await reply.stream.aclose()
+            case "SubscribeToTask":
+                await reply.json(rpc_error(-32004, "task is terminal"))
+            case "GetTask":
+                await reply.json(rpc_result(V1.encode(done)))
+
+    async with (
+        open_stub_agent(handler) as agent,
+        open_client(agent.url, reconnect=FAST) as client,
+        client.stream("go") as events,
+    ):
+        seen = [event async for event in events]
+    assert seen == [TASK, done]
+
+
+async def test_stream_without_task_id_cannot_resume() -> None:
+    async def handler(request: Request, reply: Reply) -> None:
+        await reply.start_sse()
+        await reply.stream.aclose()
+
+    async with open_stub_agent(handler) as agent, open_client(agent.url, reconnect=FAST) as client:
+        with pytest.raises(TransportError):
+            async with client.stream("go") as events:
+                await anext(events)
+    assert len(agent.requests) == 2  # the card, then one stream: nothing to resubscribe to
+
+
+async def test_keepalives_keep_an_idle_stream_under_its_read_timeout() -> None:
+    async def handler(request: Request, reply: Reply) -> None:
+        await reply.start_sse()
+        await reply.event(stream_result(TASK))
+        for _ in range(8):
+            await trio.sleep(0.1)
+            await reply.chunk(b": keepalive\n\n")
+        await reply.event(stream_result(status(m.TaskState.COMPLETED)))
+        await reply.end_sse()
+
+    timeouts = Timeouts(stream_read=0.4)
+    async with (
+        open_stub_agent(handler) as agent,
+        open_client(agent.url, timeouts=timeouts) as client,
+        client.stream("go") as events,
+    ):
+        seen = [event async for event in events]
+    assert seen == [TASK, status(m.TaskState.COMPLETED)]
+
+
+async def test_a_silent_stream_times_out_when_asked_to() -> None:
+    async def handler(request: Request, reply: Reply) -> None:
+        await reply.start_sse()
+        await trio.sleep(5)
+
+    timeouts = Timeouts(stream_read=0.2)
+    async with (
+        open_stub_agent(handler) as agent,
+        open_client(agent.url, timeouts=timeouts, reconnect=FAST) as client,
+    ):
+        with pytest.raises(TransportError, match="timed out"):
+            async with client.stream("go") as events:
+                await anext(events)
+
+
+BAD_ANSWERS = [
+    (200, b"<html>oops</html>", "text/html", InvalidResponseError, "JSON-RPC response"),
+    (500, b"internal meltdown", "text/plain", TransportError, "HTTP 500"),
+    (401, b"", "text/plain", AuthenticationRequiredError, "Authentication required"),
+    (200, b'{"jsonrpc": "2.0", "id": 1}', "application/json", InvalidResponseError,
+     "JSON-RPC response"),
+    (200, b'{"jsonrpc":"2.0","id":1,"result":{"id":5}}', "application/json", InvalidResponseError,
+     r"\$\.result\.id"),
+    (200, b'{"jsonrpc":"2.0","id":1,"error":{"code":-32999,"message":"odd","data":{"x":1}}}',
+     "application/json", RemoteError, "odd"),
+    (200, b'{"jsonrpc":"2.0","id":1,"error":"broken"}', "application/json",
+     InvalidResponseError, "JSON-RPC error"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("status_code", "body", "content_type", "error", "match"), BAD_ANSWERS)
+async def test_bad_unary_answers_are_typed_errors(
+    status_code: int, body: bytes, content_type: str, error: type[Exception], match: str
+) -> None:
+    async def handler(request: Request, reply: Reply) -> None:
+        await reply.send(status_code, body, content_type)
+
+    async with open_stub_agent(handler) as agent, open_client(agent.url) as client:
+        with pytest.raises(error, match=match) as info:
+            await client.get_task("t1")
+    if isinstance(info.value, RemoteError):
+        assert (info.value.code, info.value.data) == (-32999, {"x": 1})
+
+
+async def test_stream_answered_with_a_json_error() -> None:
+    async def handler(request: Request, reply: Reply) -> None:
+        await reply.json(rpc_error(-32001, "no such task"))
+
+    async with open_stub_agent(handler) as agent, open_client(agent.url) as client:
+        with pytest.raises(TaskNotFoundError, match="no such task"):
+            async with client.subscribe("t9") as events:
+                await anext(events)
+
+
+async def test_error_and_garbage_inside_a_stream() -> None:
+    async def handler(request: Request, reply: Reply) -> None:
+        await reply.start_sse()
+        await reply.event(stream_result(TASK))
+        if request.json()["params"]["message"]["parts"][0]["text"] == "error":
+            await reply.event(rpc_error(-32004, "not now"))
+        else:
+            await reply.chunk(b"data: {not json\n\n")
+        await reply.end_sse()
+
+    async with open_stub_agent(handler) as agent, open_client(agent.url) as client:
+        async with client.stream("error") as events:
+            assert await anext(events) == TASK
+            with pytest.raises(UnsupportedOperationError, match="not now"):
+                await anext(events)
+        async with client.stream("garbage") as events:
+            assert await anext(events) == TASK
+            with pytest.raises(InvalidResponseError, match="stream event"):
+                await anext(events)
+
+
+@pytest.mark.parametrize(
+    ("auth", "header", "value"),
+    [
+        (BearerAuth("tok"), "authorization", "Bearer tok"),
+        (ApiKeyAuth("k1", header="X-Key"), "x-key", "k1"),
+        (ApiKeyAuth("k2"), "x-api-key", "k2"),
+    ],
+)
+async def test_auth_headers_on_every_request(auth: httpx.Auth, header: str, value: str) -> None:
+    async def handler(request: Request, reply: Reply) -> None:
+        await reply.json(rpc_result(V1.encode(TASK)))
+
+    async with open_stub_agent(handler) as agent, open_client(agent.url, auth=auth) as client:
+        await client.get_task("t1")
+    assert [r.headers.get(header) for r in agent.requests] == [value, value]
+
+
+async def test_header_provider_is_called_per_request() -> None:
+    calls = 0
+
+    async def provider() -> dict[str, str]:
+        nonlocal calls
+        calls += 1
+        return {"Authorization": f"Bearer fresh-{calls}"}
+
+    async def handler(request: Request, reply: Reply) -> None:
+        await reply.json(rpc_result(V1.encode(TASK)))
+
+    async with (
+        open_stub_agent(handler) as agent,
+        open_client(agent.url, auth=HeaderAuth(provider), extensions=["urn:x", "urn:y"]) as client,
+    ):
+        await client.get_task("t1")
+        await client.get_task("t1")
+    assert [r.headers["authorization"] for r in agent.requests] == [
+        "Bearer fresh-1",
+        "Bearer fresh-2",
+        "Bearer fresh-3",
+    ]
+    assert agent.requests[-1].headers["a2a-extensions"] == "urn:x, urn:y"
