@@ -1,0 +1,293 @@
+"""Task-store benchmark: GetTask/ListTasks latency, write rate and bytes per task, per backend.
+
+    .venv/bin/python benchmarks/store.py            # 10,000 and 100,000 tasks (a few minutes)
+    .venv/bin/python benchmarks/store.py --quick    # 1,000 and 10,000 tasks (seconds)
+
+PostgreSQL is measured when ``A2A_TRIO_TEST_PG_URL`` (or ``--pg-url``) names a server; the run
+uses a fresh schema and drops it afterwards.  SQLite files go to a temporary directory.  The fill
+runs through the public store API with 16 concurrent writers (SQLite with ``synchronous=normal``
+to keep the fill short); the write rates below are measured separately on the default settings.
+Prints a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sqlite3
+import statistics
+import tempfile
+import time
+import tracemalloc
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager, closing
+from pathlib import Path
+
+import attrs
+import psycopg
+import trio
+
+from a2a_trio import model as m
+from a2a_trio.store import ANONYMOUS, TaskQuery, TaskStore, TaskUpdate, open_store
+
+CONTEXTS = 10
+WRITERS = 16
+
+
+@attrs.frozen
+class Plan:
+    sizes: tuple[int, ...]
+    get_samples: int
+    list_samples: int
+    write_samples: int
+    time_limit: float
+
+
+FULL = Plan(
+    (10_000, 100_000), get_samples=1_000, list_samples=200, write_samples=2_000, time_limit=1_800
+)
+QUICK = Plan((1_000, 10_000), get_samples=200, list_samples=50, write_samples=300, time_limit=300)
+
+
+@attrs.frozen
+class Row:
+    backend: str
+    tasks: int
+    get_p50: float
+    get_p99: float
+    list_p50: float
+    list_p99: float
+    list_ctx_p50: float
+    creates_per_s: float
+    updates_per_s: float
+    bytes_per_task: float
+
+
+def sample_task(number: int) -> m.Task:
+    """A typical finished exchange: two messages, a status message, a 500-byte artifact."""
+    context_id = f"context-{number % CONTEXTS}"
+    task = m.new_task(
+        m.text_message(f"request {number}: summarise the report"), context_id=context_id
+    )
+    reply = m.text_message("here is the summary", role=m.Role.AGENT, task_id=task.id)
+    artifact = m.new_artifact([m.TextPart("x" * 500)], name="summary")
+    return attrs.evolve(
+        task,
+        status=m.TaskStatus(m.TaskState.COMPLETED, reply, m.utcnow()),
+        history=(*task.history, reply),
+        artifacts=(artifact,),
+    )
+
+
+def percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+async def timed(fn: Callable[[], Awaitable[object]], count: int) -> list[float]:
+    """Latencies in milliseconds of ``count`` sequential calls."""
+    samples = []
+    for _ in range(count):
+        start = time.perf_counter()
+        await fn()
+        samples.append((time.perf_counter() - start) * 1000)
+    return samples
+
+
+async def rate(fn: Callable[[int], Awaitable[object]], count: int) -> float:
+    """Calls per second of ``count`` calls spread over ``WRITERS`` concurrent trio tasks."""
+    start = time.perf_counter()
+
+    async def writer(first: int) -> None:
+        for number in range(first, count, WRITERS):
+            await fn(number)
+
+    async with trio.open_nursery() as nursery:
+        for first in range(WRITERS):
+            nursery.start_soon(writer, first)
+    return count / (time.perf_counter() - start)
+
+
+async def fill(store: TaskStore, ids: list[str], upto: int) -> float:
+    start = len(ids)
+    added: list[str] = []
+
+    async def create(number: int) -> None:
+        added.append((await store.create_task(ANONYMOUS, sample_task(start + number))).task.id)
+
+    per_second = await rate(create, upto - start)
+    ids += added
+    return per_second
+
+
+def memory_bytes_per_task() -> float:
+    """Python heap the memory store keeps per task (tracemalloc, 1,000 tasks built inside)."""
+    count = 1_000
+    sizes: list[float] = []
+
+    async def store_them() -> None:
+        async with open_store("memory") as store:
+            tracemalloc.start()
+            before = tracemalloc.get_traced_memory()[0]
+            for number in range(count):
+                await store.create_task(ANONYMOUS, sample_task(number))
+            sizes.append((tracemalloc.get_traced_memory()[0] - before) / count)
+            tracemalloc.stop()
+
+    trio.run(store_them)
+    return sizes[0]
+
+
+def sqlite_bytes(path: Path) -> int:
+    with closing(sqlite3.connect(path)) as conn:
+        (pages,) = conn.execute("PRAGMA page_count").fetchone()
+        (page_size,) = conn.execute("PRAGMA page_size").fetchone()
+    return int(pages * page_size)
+
+
+def pg_bytes(url: str) -> int:
+    with psycopg.connect(url) as conn:
+        row = conn.execute(
+            "SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c"
+            " JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'S')"
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+@asynccontextmanager
+async def pg_schema(base: str) -> AsyncIterator[str]:
+    schema = f"bench_{uuid.uuid4().hex[:10]}"
+
+    def run(sql: str) -> None:
+        with psycopg.connect(base, autocommit=True) as conn:
+            conn.execute(sql)  # type: ignore[arg-type]  # benchmark-built DDL
+
+    await trio.to_thread.run_sync(run, f"CREATE SCHEMA {schema}")
+    try:
+        separator = "&" if "?" in base else "?"
+        yield f"{base}{separator}options=-csearch_path%3D{schema}"
+    finally:
+        with trio.CancelScope(shield=True):
+            await trio.to_thread.run_sync(run, f"DROP SCHEMA {schema} CASCADE")
+
+
+async def measure_size(store: TaskStore, ids: list[str], plan: Plan) -> tuple[float, ...]:
+    """GetTask and ListTasks latencies, then the update rate, on a filled store."""
+    picks = random.Random(len(ids))
+
+    async def get() -> None:
+        await store.load_task(ANONYMOUS, picks.choice(ids))
+
+    async def list_first() -> None:
+        await store.list_tasks(ANONYMOUS, TaskQuery())
+
+    async def list_context() -> None:
+        context = f"context-{picks.randrange(CONTEXTS)}"
+        await store.list_tasks(ANONYMOUS, TaskQuery(context_id=context))
+
+    async def update(_number: int) -> None:
+        note = m.text_message("noted", role=m.Role.AGENT)
+        await store.update_task(ANONYMOUS, picks.choice(ids), TaskUpdate(messages=(note,)))
+
+    gets = await timed(get, plan.get_samples)
+    lists = await timed(list_first, plan.list_samples)
+    lists_ctx = await timed(list_context, plan.list_samples)
+    updates = await rate(update, plan.write_samples)
+    return (
+        statistics.median(gets),
+        percentile(gets, 0.99),
+        statistics.median(lists),
+        percentile(lists, 0.99),
+        statistics.median(lists_ctx),
+        updates,
+    )
+
+
+async def measure(
+    backend: str, fill_url: str, url: str, plan: Plan, bytes_per_task: Callable[[int], float]
+) -> list[Row]:
+    """Fill to each size in turn (through ``fill_url``) and measure through ``url``."""
+    rows = []
+    ids: list[str] = []
+    async with open_store(url) as store:
+        for size in plan.sizes:
+            if fill_url == url:
+                creates = await fill(store, ids, size)
+            else:
+                async with open_store(fill_url) as filler:
+                    creates = await fill(filler, ids, size)
+            get_p50, get_p99, list_p50, list_p99, ctx_p50, updates = await measure_size(
+                store, ids, plan
+            )
+            size_bytes = await trio.to_thread.run_sync(bytes_per_task, size)
+            rows.append(
+                Row(
+                    backend,
+                    size,
+                    get_p50,
+                    get_p99,
+                    list_p50,
+                    list_p99,
+                    ctx_p50,
+                    creates,
+                    updates,
+                    size_bytes,
+                )
+            )
+    return rows
+
+
+async def run(plan: Plan, pg_url: str, workdir: Path) -> list[Row]:
+    rows: list[Row] = []
+    with trio.fail_after(plan.time_limit):
+        per_task = await trio.to_thread.run_sync(memory_bytes_per_task)
+        rows += await measure("memory", "memory", "memory", plan, lambda _count: per_task)
+        db = workdir / "bench.db"
+        rows += await measure(
+            "sqlite",
+            f"sqlite:///{db}?synchronous=normal",
+            f"sqlite:///{db}",
+            plan,
+            lambda count: sqlite_bytes(db) / count,
+        )
+        if pg_url:
+            async with pg_schema(pg_url) as url:
+                rows += await measure(
+                    "postgresql", url, url, plan, lambda count: pg_bytes(url) / count
+                )
+    return rows
+
+
+def table(rows: list[Row]) -> str:
+    lines = [
+        "| backend | tasks | GetTask p50 / p99 (ms) | ListTasks p50 / p99 (ms) |"
+        " ListTasks by context p50 (ms) | creates/s | updates/s | bytes/task |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        lines.append(
+            f"| {row.backend} | {row.tasks:,} | {row.get_p50:.2f} / {row.get_p99:.2f} |"
+            f" {row.list_p50:.2f} / {row.list_p99:.2f} | {row.list_ctx_p50:.2f} |"
+            f" {row.creates_per_s:,.0f} | {row.updates_per_s:,.0f} | {row.bytes_per_task:,.0f} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="1,000 and 10,000 tasks")
+    parser.add_argument("--pg-url", default=os.environ.get("A2A_TRIO_TEST_PG_URL", ""))
+    args = parser.parse_args()
+    plan = QUICK if args.quick else FULL
+    with tempfile.TemporaryDirectory() as workdir:
+        rows = trio.run(run, plan, args.pg_url, Path(workdir))
+    print(table(rows))
+    if not args.pg_url:
+        print("\n(PostgreSQL not measured: set A2A_TRIO_TEST_PG_URL or pass --pg-url)")
+
+
+if __name__ == "__main__":
+    main()
