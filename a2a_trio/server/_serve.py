@@ -21,6 +21,7 @@ def hypercorn_config(host: str, port: int) -> HypercornConfig:
     config.accesslog = None
     config.read_timeout = None  # an idle stream is not a dead connection
     config.keep_alive_max_requests = 1_000_000
+    config.backlog = 4096  # bursts of thousands of stream connects (benchmarks, fan-out)
     return config
 
 

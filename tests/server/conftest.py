@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import uuid
+from contextlib import aclosing
 from collections.abc import AsyncIterator
 from functools import partial
 
 import httpx
+import orjson
 import pytest
 import trio
 
 from a2a_trio import ServerConfig, serve
 from a2a_trio.runtime import RuntimeConfig
+from a2a_trio.wire import SSEDecoder
 
 from .agents import agent
 
@@ -48,3 +51,24 @@ def user_message(text: str, *, skill: str | None = None, **fields: object) -> di
     if skill is not None:
         message["metadata"] = {"skillId": skill}
     return message
+
+
+async def read_events(
+    response: httpx.Response, *, limit: int | None = None
+) -> list[tuple[str, dict[str, object]]]:
+    """Parse an event-stream response into (id, JSON-RPC result) pairs, up to ``limit``."""
+    decoder = SSEDecoder()
+    events: list[tuple[str, dict[str, object]]] = []
+    async with aclosing(response.aiter_bytes()) as chunks:
+        async for chunk in chunks:
+            for event in decoder.feed(chunk):
+                events.append((event.id, orjson.loads(event.data)["result"]))
+                if limit is not None and len(events) >= limit:
+                    return events
+    return events
+
+
+def kind(result: dict[str, object]) -> str:
+    """Which StreamResponse arm a result holds (task, statusUpdate, artifactUpdate, message)."""
+    (key,) = result
+    return key

@@ -1,0 +1,139 @@
+"""The task runtime without HTTP: cancellation, multi-turn, parked jobs, shutdown, restart."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+import trio
+import trio.testing
+
+from a2a_trio import model as m
+from a2a_trio.errors import TaskNotCancelableError, UnsupportedOperationError
+from a2a_trio.runtime import RuntimeConfig, TaskRuntime, TaskStream
+from a2a_trio.store import ANONYMOUS, MemoryTaskStore
+
+from server import agents
+
+FAST = RuntimeConfig(poll_interval=0.01)
+
+
+@pytest.fixture
+async def runtime(nursery: trio.Nursery) -> AsyncIterator[TaskRuntime]:
+    rt = TaskRuntime(agents.agent, MemoryTaskStore(), FAST)
+    await nursery.start(rt.run)
+    yield rt
+
+
+def request(text: str, skill: str | None = None, **config: object) -> m.SendMessageRequest:
+    metadata: m.JsonObject | None = {"skillId": skill} if skill else None
+    return m.SendMessageRequest(
+        m.text_message(text, metadata=metadata),
+        configuration=m.SendMessageConfiguration(**config),  # type: ignore[arg-type]
+    )
+
+
+async def drain(stream: TaskStream) -> list[m.StreamEvent]:
+    events = []
+    while True:
+        try:
+            events.append((await stream.receive()).event)
+        except trio.EndOfChannel:
+            return events
+
+
+async def test_cancel_reaches_the_handler_promptly(runtime: TaskRuntime) -> None:
+    task = await runtime.send(ANONYMOUS, request("c1", "gated", return_immediately=True))
+    assert isinstance(task, m.Task)
+    await trio.testing.wait_all_tasks_blocked()
+    start = trio.current_time()
+    canceled = await runtime.cancel(ANONYMOUS, task.id)
+    assert trio.current_time() - start < 0.1
+    assert canceled.status.state is m.TaskState.CANCELED
+    assert task.id in agents.cleanups  # the handler's finally ran
+    with pytest.raises(TaskNotCancelableError):
+        await runtime.cancel(ANONYMOUS, task.id)  # double cancel
+    stored = await runtime.get(ANONYMOUS, task.id, None)
+    assert stored.status.state is m.TaskState.CANCELED
+
+
+async def test_cancel_of_a_finished_task_is_refused(runtime: TaskRuntime) -> None:
+    task = await runtime.send(ANONYMOUS, request("done"))
+    assert isinstance(task, m.Task) and task.status.state is m.TaskState.COMPLETED
+    with pytest.raises(TaskNotCancelableError):
+        await runtime.cancel(ANONYMOUS, task.id)
+
+
+async def test_multi_turn_resumes_the_same_handler(runtime: TaskRuntime) -> None:
+    asked = await runtime.send(ANONYMOUS, request("hi", "ask"))
+    assert isinstance(asked, m.Task)
+    assert asked.status.state is m.TaskState.INPUT_REQUIRED
+    assert asked.status.message is not None
+    follow_up = m.text_message("Ada", task_id=asked.id)
+    done = await runtime.send(ANONYMOUS, m.SendMessageRequest(follow_up))
+    assert isinstance(done, m.Task)
+    assert done.status.state is m.TaskState.COMPLETED
+    assert done.artifacts[0].parts == (m.TextPart("hello Ada"),)
+    assert [msg.role for msg in done.history] == [m.Role.USER, m.Role.AGENT, m.Role.USER]
+    with pytest.raises(UnsupportedOperationError):
+        await runtime.send(ANONYMOUS, m.SendMessageRequest(m.text_message("x", task_id=asked.id)))
+
+
+async def test_parked_job_reports_only_changes_and_completes(runtime: TaskRuntime) -> None:
+    stream = await runtime.send_stream(ANONYMOUS, request("p", "parked"))
+    events = await drain(stream)
+    progress = [
+        e.status.message.metadata
+        for e in events
+        if isinstance(e, m.TaskStatusUpdateEvent)
+        and e.status.state is m.TaskState.WORKING
+        and e.status.message is not None
+    ]
+    assert progress == [{"progress": 0.0}, {"progress": 0.5}]  # repeats suppressed
+    final = events[-1]
+    assert isinstance(final, m.TaskStatusUpdateEvent)
+    assert final.status.state is m.TaskState.COMPLETED
+    artifact = next(e for e in events if isinstance(e, m.TaskArtifactUpdateEvent))
+    assert artifact.artifact.parts == (m.DataPart({"answer": 42}, media_type="application/json"),)
+
+
+async def test_message_only_skill_creates_no_task(runtime: TaskRuntime) -> None:
+    reply = await runtime.send(ANONYMOUS, request("x", "quick"))
+    assert isinstance(reply, m.Message)
+    assert reply.parts == (m.TextPart("quick x"),)
+    page = await runtime.list(ANONYMOUS, m.ListTasksRequest())
+    assert page.total_size == 0
+
+
+async def test_shutdown_fails_running_tasks_and_keeps_waiting_ones() -> None:
+    store = MemoryTaskStore()
+    async with trio.open_nursery() as nursery:
+        first = TaskRuntime(agents.agent, store, FAST)
+        await nursery.start(first.run)
+        running = await first.send(ANONYMOUS, request("shut", "gated", return_immediately=True))
+        waiting = await first.send(ANONYMOUS, request("q", "ask"))
+        stream = await first.subscribe(ANONYMOUS, running.id)
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.cancel_scope.cancel()
+    events = await drain(stream)
+    assert isinstance(events[-1], m.TaskStatusUpdateEvent)  # the stream ended with a final event
+    assert events[-1].status.state is m.TaskState.FAILED
+    after = await store.load_task(ANONYMOUS, running.id)
+    assert after is not None and after.task.status.state is m.TaskState.FAILED
+    kept = await store.load_task(ANONYMOUS, waiting.id)
+    assert kept is not None and kept.task.status.state is m.TaskState.INPUT_REQUIRED
+
+    # A new runtime on the same store resumes the waiting task from its stored history.
+    async with trio.open_nursery() as nursery:
+        second = TaskRuntime(agents.agent, store, FAST)
+        await nursery.start(second.run)
+        follow_up = m.SendMessageRequest(m.text_message("Bo", task_id=waiting.id))
+        with trio.fail_after(1):
+            again = await second.send(ANONYMOUS, follow_up)
+        nursery.cancel_scope.cancel()
+    # The skill starts over on the stored history (it is not resumable mid-function), so it
+    # asks its question again; the history keeps every turn.
+    assert isinstance(again, m.Task)
+    assert again.status.state is m.TaskState.INPUT_REQUIRED
+    roles = [msg.role for msg in again.history]
+    assert roles == [m.Role.USER, m.Role.AGENT, m.Role.USER, m.Role.AGENT]

@@ -1,0 +1,101 @@
+"""Event streams over real sockets: disconnect, resume, keepalive, many streams at once."""
+
+from __future__ import annotations
+
+from contextlib import aclosing
+
+import httpx
+import trio
+
+
+from . import agents
+from .conftest import kind, read_events, rpc, user_message
+
+
+async def test_stream_starts_with_task_and_ends_after_terminal(http: httpx.AsyncClient) -> None:
+    body = rpc("SendStreamingMessage", {"message": user_message("x", skill="chunks")})
+    async with http.stream("POST", "/", json=body) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        assert response.headers["x-accel-buffering"] == "no"
+        events = await read_events(response)
+    kinds = [kind(result) for _, result in events]
+    assert kinds == ["task", "artifactUpdate", "artifactUpdate", "artifactUpdate", "statusUpdate"]
+    assert [int(event_id) for event_id, _ in events] == [1, 2, 3, 4, 5]
+    chunks = [result["artifactUpdate"] for _, result in events[1:4]]
+    assert [c.get("append", False) for c in chunks] == [False, True, True]  # type: ignore[union-attr]
+    assert [c.get("lastChunk", False) for c in chunks] == [False, False, True]  # type: ignore[union-attr]
+    final = events[-1][1]["statusUpdate"]
+    assert final["status"]["state"] == "TASK_STATE_COMPLETED"  # type: ignore[index]
+
+
+async def test_disconnect_keeps_job_and_resume_replays_exactly_the_missed_events(
+    http: httpx.AsyncClient,
+) -> None:
+    gate = agents.gates.setdefault("resume", trio.Event())
+    body = rpc("SendStreamingMessage", {"message": user_message("resume", skill="gated")})
+    async with http.stream("POST", "/", json=body) as response:
+        seen = await read_events(response, limit=2)  # the Task, then "waiting" progress
+    # The client is gone; the job must still be running and finish on its own.
+    task_id = seen[0][1]["task"]["id"]  # type: ignore[index]
+    last_id = seen[-1][0]
+    gate.set()
+    with trio.fail_after(5):
+        while True:
+            got = await http.post("/", json=rpc("GetTask", {"id": task_id}))
+            state = got.json()["result"]["status"]["state"]
+            if state == "TASK_STATE_COMPLETED":
+                break
+            await trio.sleep(0.01)
+    resume = rpc("SubscribeToTask", {"id": task_id})
+    async with http.stream("POST", "/", json=resume, headers={"Last-Event-ID": last_id}) as r:
+        missed = await read_events(r)
+    assert [int(event_id) for event_id, _ in missed] == [3, 4, 5]
+    assert [kind(result) for _, result in missed] == [
+        "artifactUpdate",
+        "artifactUpdate",
+        "statusUpdate",
+    ]
+    assert task_id in agents.cleanups
+
+
+async def test_subscribe_to_finished_task_without_last_event_id_is_refused(
+    http: httpx.AsyncClient,
+) -> None:
+    done = await http.post("/", json=rpc("SendMessage", {"message": user_message("fin")}))
+    task_id = done.json()["result"]["task"]["id"]
+    refused = await http.post("/", json=rpc("SubscribeToTask", {"id": task_id}))
+    assert refused.json()["error"]["code"] == -32004
+
+
+async def test_idle_stream_gets_keepalive_comments(http: httpx.AsyncClient) -> None:
+    gate = agents.gates.setdefault("idle", trio.Event())
+    body = rpc("SendStreamingMessage", {"message": user_message("idle", skill="gated")})
+    comments = 0
+    async with http.stream("POST", "/", json=body) as response:
+        with trio.fail_after(5):
+            async with aclosing(response.aiter_bytes()) as chunks:
+                async for chunk in chunks:
+                    comments += chunk.count(b": keepalive")
+                    if comments >= 2:
+                        break
+    gate.set()
+    assert comments >= 2  # 0.2 s keepalive in the fixture; the task stayed idle meanwhile
+
+
+async def test_a_thousand_concurrent_streams_all_receive_their_events(base_url: str) -> None:
+    limits = httpx.Limits(max_connections=1000, max_keepalive_connections=0)
+    finals: list[str] = []
+    async with httpx.AsyncClient(
+        base_url=base_url, headers={"A2A-Version": "1.0"}, limits=limits, timeout=60
+    ) as client:
+
+        async def one(n: int) -> None:
+            body = rpc("SendStreamingMessage", {"message": user_message(f"s{n}")}, rid=n)
+            async with client.stream("POST", "/", json=body) as response:
+                events = await read_events(response)
+            finals.append(events[-1][1]["statusUpdate"]["status"]["state"])  # type: ignore[index]
+
+        async with trio.open_nursery() as nursery:
+            for n in range(1000):
+                nursery.start_soon(one, n)
+    assert finals == ["TASK_STATE_COMPLETED"] * 1000
