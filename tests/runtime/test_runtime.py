@@ -7,13 +7,12 @@ from collections.abc import AsyncIterator
 import pytest
 import trio
 import trio.testing
+from server import agents
 
 from a2a_trio import model as m
 from a2a_trio.errors import TaskNotCancelableError, UnsupportedOperationError
 from a2a_trio.runtime import RuntimeConfig, TaskRuntime, TaskStream
 from a2a_trio.store import ANONYMOUS, MemoryTaskStore
-
-from server import agents
 
 FAST = RuntimeConfig(poll_interval=0.01)
 

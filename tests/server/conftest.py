@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import uuid
-from contextlib import aclosing
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from functools import partial
 
 import httpx

@@ -7,7 +7,6 @@ from contextlib import aclosing
 import httpx
 import trio
 
-
 from . import agents
 from .conftest import kind, read_events, rpc, user_message
 
