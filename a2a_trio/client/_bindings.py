@@ -2,8 +2,9 @@
 
 Sans-IO: a binding turns a typed request into an :class:`HttpCall` and turns the HTTP answer
 (status and body) or one SSE ``data`` payload back into typed values or a typed error.  The
-HTTP layer (``_http.py``) does the sending.  JSON-RPC (A2A v1.0 §9) and HTTP+JSON (§11, paths
-from the proto's ``google.api.http`` options) are implemented here.
+HTTP layer (``_http.py``) does the sending.  JSON-RPC (A2A v1.0 §9), HTTP+JSON (§11, paths
+from the proto's ``google.api.http`` options) and v0.3 JSON-RPC (``message/send``, ...) are
+implemented here.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import attrs
 
 from .. import model as m
 from ..errors import A2AError, AuthenticationRequiredError, InvalidParamsError, ParseError
-from ..wire import V1, loads
+from ..wire import V03, V1, loads
 from ._errors import InvalidResponseError, TransportError, remote_error
 
 JSONRPC: Final = "JSONRPC"
@@ -191,7 +192,12 @@ class JsonRpcBinding(Binding):
         }
         return HttpCall("POST", self.url, envelope)
 
-    def _unwrap(self, body: Any) -> Any:
+    def _unwrap(self, body: Any, *, empty_ok: bool = False) -> Any:
+        """The ``result`` of a response, or raise its ``error``.
+
+        ``empty_ok`` accepts a response with neither, for results that carry nothing (some
+        v0.3 servers leave ``result`` out instead of sending ``null``).
+        """
         if not isinstance(body, dict) or body.get("jsonrpc") != "2.0":
             raise _bad_response("JSON-RPC response")
         if "error" in body:
@@ -206,21 +212,21 @@ class JsonRpcBinding(Binding):
                 data,
                 reason=_error_reason(data),
             )
-        if "result" not in body:
+        if "result" not in body and not empty_ok:
             raise _bad_response("JSON-RPC response")
-        return body["result"]
+        return body.get("result")
 
-    def _envelope(self, status: int, body: bytes) -> Any:
+    def _envelope(self, status: int, body: bytes, *, empty_ok: bool = False) -> Any:
         try:
             parsed = loads(body)
         except ParseError:
             parsed = None
         if status >= 400 and not (isinstance(parsed, dict) and "error" in parsed):
             raise http_status_error(status, body)
-        return self._unwrap(parsed)
+        return self._unwrap(parsed, empty_ok=empty_ok)
 
     def result(self, op: Op, status: int, body: bytes) -> Any:
-        return self.decode(op, self._envelope(status, body))
+        return self.decode(op, self._envelope(status, body, empty_ok=op is Op.DELETE_PUSH))
 
     def event(self, data: str) -> m.StreamEvent:
         return self.decode_event(self._unwrap(_json_body(data.encode(), "stream event")))
@@ -294,3 +300,47 @@ def _query(fields: dict[str, Any]) -> list[tuple[str, str]]:
                 raise TypeError(f"{key}: nested objects cannot go in a query string")
             out.append((key, str(item).lower() if isinstance(item, bool) else str(item)))
     return out
+
+
+V03_METHODS: Final[dict[Op, str]] = {
+    Op.SEND: "message/send",
+    Op.STREAM: "message/stream",
+    Op.GET: "tasks/get",
+    Op.LIST: "tasks/list",
+    Op.CANCEL: "tasks/cancel",
+    Op.SUBSCRIBE: "tasks/resubscribe",
+    Op.CREATE_PUSH: "tasks/pushNotificationConfig/set",
+    Op.GET_PUSH: "tasks/pushNotificationConfig/get",
+    Op.LIST_PUSH: "tasks/pushNotificationConfig/list",
+    Op.DELETE_PUSH: "tasks/pushNotificationConfig/delete",
+    Op.EXTENDED_CARD: "agent/getAuthenticatedExtendedCard",
+}
+
+
+class JsonRpcV03Binding(JsonRpcBinding):
+    """A2A v0.3 JSON-RPC: slash-named methods and the v0.3 JSON shapes; no version header."""
+
+    version = "0.3"
+
+    def method(self, op: Op) -> str:
+        return V03_METHODS[op]
+
+    def params(self, op: Op, request: Any) -> Any:
+        return V03.encode(request)
+
+    def decode(self, op: Op, result: Any) -> Any:
+        try:
+            if op in (Op.SEND, Op.STREAM):
+                return V03.decode_send_result(result, path="$.result")
+            if op is Op.DELETE_PUSH:
+                return None
+            return V03.decode(result, RESULT_TYPES[op], path="$.result")
+        except InvalidParamsError as exc:
+            raise _bad_response(f"{self.method(op)} result", exc) from None
+
+    def decode_event(self, result: Any) -> m.StreamEvent:
+        try:
+            event, _final = V03.decode_stream_event(result, path="$.result")
+        except InvalidParamsError as exc:
+            raise _bad_response("stream event", exc) from None
+        return event

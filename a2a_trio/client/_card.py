@@ -20,8 +20,8 @@ import trio
 
 from .. import model as m
 from ..errors import A2AError
-from ..wire import V1, loads
-from ._bindings import HTTP_JSON, JSONRPC, Binding, JsonRpcBinding, RestBinding
+from ..wire import V03, V1, loads
+from ._bindings import HTTP_JSON, JSONRPC, Binding, JsonRpcBinding, JsonRpcV03Binding, RestBinding
 from ._errors import AgentCardError
 from ._options import DEFAULT_TIMEOUTS, Timeouts
 from ._transport import http_errors
@@ -33,6 +33,7 @@ DEFAULT_MAX_AGE = 300.0
 BINDINGS: dict[tuple[str, str], type[Binding]] = {
     (JSONRPC, "1.0"): JsonRpcBinding,
     (HTTP_JSON, "1.0"): RestBinding,
+    (JSONRPC, "0.3"): JsonRpcV03Binding,
 }
 
 
@@ -61,9 +62,14 @@ def freshness(headers: Mapping[str, str], default: float) -> float | None:
 
 
 def decode_card(data: Any, *, source: str) -> m.AgentCard:
-    """A card document (v1.0 ProtoJSON) as a typed card; a bad one raises AgentCardError."""
+    """A card document as a typed card; a bad one raises :class:`AgentCardError`.
+
+    A v1.0 card lists ``supportedInterfaces``; a v0.3 card has a main ``url`` instead, and its
+    interfaces come out with the card's v0.3 ``protocolVersion``.
+    """
+    v03 = isinstance(data, dict) and "supportedInterfaces" not in data and "url" in data
     try:
-        return V1.decode(data, m.AgentCard)
+        return V03.decode(data, m.AgentCard) if v03 else V1.decode(data, m.AgentCard)
     except A2AError as exc:
         raise AgentCardError(f"invalid agent card at {source}: {exc.message}") from None
 

@@ -2,7 +2,8 @@
 
 Run as a script: binds 127.0.0.1 on a free port, prints ``PORT <n>`` and serves until killed.
 JSON-RPC is mounted at ``/`` (v1.0 and v0.3 compat), HTTP+JSON at ``/rest``.  The card is at
-the well-known path (``max-age=60``) and under ``/revalidate/`` (``no-cache``).
+the well-known path (``max-age=60``) and under ``/revalidate/`` (``no-cache``); a v0.3 card
+(pointing at the same JSON-RPC endpoint) is at ``/v03/.well-known/agent.json``.
 
 The agent echoes the text it gets as a two-chunk artifact.  Text starting with ``slow`` makes
 it pause between events; ``wait`` makes it work until cancelled; ``hello`` answers with a
@@ -31,6 +32,9 @@ from a2a.types.a2a_pb2 import (
     TaskState,
 )
 from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
 
 
 class EchoExecutor(AgentExecutor):
@@ -91,7 +95,24 @@ def build_app(base: str) -> Starlette:
         push_config_store=InMemoryPushNotificationConfigStore(),
         extended_agent_card=extended,
     )
+    v03_card = {
+        "name": "SDK echo (v0.3 card)",
+        "description": "Echoes text back",
+        "url": base + "/",
+        "version": "1.0.0",
+        "protocolVersion": "0.3.0",
+        "preferredTransport": "JSONRPC",
+        "capabilities": {"streaming": True, "pushNotifications": True},
+        "defaultInputModes": ["text/plain"],
+        "defaultOutputModes": ["text/plain"],
+        "skills": [{"id": "echo", "name": "Echo", "description": "Echoes", "tags": ["echo"]}],
+    }
+
+    async def legacy_card(request: Request) -> JSONResponse:
+        return JSONResponse(v03_card)
+
     routes = [
+        Route("/v03/.well-known/agent.json", legacy_card),
         *create_agent_card_routes(card, cache_control="max-age=60"),
         *create_agent_card_routes(
             card, card_url="/revalidate/.well-known/agent-card.json", cache_control="no-cache"

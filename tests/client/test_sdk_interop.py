@@ -21,6 +21,7 @@ from a2a_trio.client import (
 )
 from a2a_trio.errors import (
     InvalidParamsError,
+    MethodNotFoundError,
     TaskNotCancelableError,
     TaskNotFoundError,
 )
@@ -213,3 +214,70 @@ async def test_unreachable_agent_is_a_transport_error() -> None:
     with pytest.raises(TransportError, match="fetching the agent card"):
         async with open_client(f"http://127.0.0.1:{port}"):
             pass
+
+
+# --- v0.3: the SDK's compatibility mode, found through a v0.3 card at /.well-known/agent.json
+
+
+@pytest.fixture
+async def v03_client(sdk_agent: str) -> AsyncIterator[Client]:
+    async with open_client(sdk_agent + "/v03") as client:
+        yield client
+
+
+async def test_v03_card_is_found_at_the_legacy_path(v03_client: Client) -> None:
+    assert v03_client.card.name == "SDK echo (v0.3 card)"
+    assert v03_client.interface.protocol_version == "0.3.0"
+    assert v03_client.interface.protocol_binding == JSONRPC
+
+
+async def test_v03_send_stream_get_cancel(v03_client: Client) -> None:
+    task = await v03_client.send("abcdef")
+    assert isinstance(task, m.Task)
+    assert task.status.state is m.TaskState.COMPLETED
+    assert [texts(a.parts) for a in task.artifacts] == ["abcdef"]
+    reply = await v03_client.send("hello")
+    assert isinstance(reply, m.Message)
+    assert texts(reply.parts) == "hello back"
+    async with v03_client.stream("abcd") as events:
+        seen = [event async for event in events]
+    assert isinstance(seen[0], m.Task)
+    assert [texts(e.artifact.parts) for e in seen if isinstance(e, m.TaskArtifactUpdateEvent)] == [
+        "ab",
+        "cd",
+    ]
+    fetched = await v03_client.get_task(task.id, history_length=1)
+    assert fetched.id == task.id
+    running = await v03_client.send("wait", return_immediately=True)
+    assert isinstance(running, m.Task)
+    assert (await v03_client.cancel_task(running.id)).status.state is m.TaskState.CANCELED
+
+
+async def test_v03_subscribe(v03_client: Client) -> None:
+    task = await v03_client.send("slow v03", return_immediately=True)
+    assert isinstance(task, m.Task)
+    async with v03_client.subscribe(task.id) as events:
+        seen = [event async for event in events]
+    last = seen[-1]
+    assert isinstance(last, m.TaskStatusUpdateEvent | m.Task)
+    assert last.status.state is m.TaskState.COMPLETED
+
+
+async def test_v03_push_config_crud(v03_client: Client) -> None:
+    task = await v03_client.send("wait", return_immediately=True)
+    assert isinstance(task, m.Task)
+    config = m.TaskPushNotificationConfig(url="https://example.com/h", id="h1", task_id=task.id)
+    assert (await v03_client.create_push_config(config)).id == "h1"
+    assert (await v03_client.get_push_config(task.id, "h1")).url == config.url
+    assert [c.id for c in (await v03_client.list_push_configs(task.id)).configs] == ["h1"]
+    await v03_client.delete_push_config(task.id, "h1")
+    assert (await v03_client.list_push_configs(task.id)).configs == ()
+    await v03_client.cancel_task(task.id)
+
+
+async def test_v03_errors_are_typed(v03_client: Client) -> None:
+    with pytest.raises(TaskNotFoundError) as info:
+        await v03_client.get_task("no-such-task")
+    assert info.value.code == -32001
+    with pytest.raises(MethodNotFoundError):  # the SDK's v0.3 mode has no tasks/list
+        await v03_client.list_tasks()
