@@ -54,6 +54,12 @@ def _arguments() -> argparse.Namespace:
         choices=(OURS, SDK),
         help="compare only these servers (default: both)",
     )
+    parser.add_argument(
+        "--a2a-trio-from",
+        default="",
+        metavar="DIR",
+        help="import a2a_trio from DIR (e.g. a `git archive` snapshot) instead of the checkout",
+    )
     parser.add_argument("--no-save", action="store_true", help="print only; write no file")
     return parser.parse_args()
 
@@ -77,7 +83,12 @@ def main() -> None:
     args = _arguments()
     _raise_fd_limit()
     pinned = pin_loadgen()
-    settings = Settings(quick=args.quick, pinned=pinned, servers=tuple(args.server or (OURS, SDK)))
+    settings = Settings(
+        quick=args.quick,
+        pinned=pinned,
+        servers=tuple(args.server or (OURS, SDK)),
+        a2a_trio_path=args.a2a_trio_from,
+    )
     numbers = sorted(set(args.only or SCENARIOS))
     started = time.strftime("%Y-%m-%dT%H%M%SZ", time.gmtime())
     sections = trio.run(_run_all, numbers, settings)

@@ -21,6 +21,8 @@ class Settings:
     quick: bool
     pinned: bool
     servers: tuple[str, ...] = (OURS, SDK)
+    a2a_trio_path: str = ""
+    """Where the a2a_trio server imports the package from (empty: the installed one)."""
 
     def pick(self, quick: float, full: float) -> float:
         """The quick or the full value of a knob."""
@@ -78,8 +80,11 @@ async def open_servers(
             if name not in settings.servers:
                 continue
             try:
+                own = (
+                    attrs.evolve(opts, pythonpath=settings.a2a_trio_path) if name == OURS else opts
+                )
                 running[name] = await stack.enter_async_context(
-                    open_server(name, opts, pinned=settings.pinned)
+                    open_server(name, own, pinned=settings.pinned)
                 )
             except RuntimeError as exc:
                 print(f"  ! {name} did not start: {exc}", flush=True)

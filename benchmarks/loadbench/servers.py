@@ -41,6 +41,8 @@ class ServerOptions:
     keepalive: float = 15.0
     release_file: str = ""
     retention_seconds: float = 0.0
+    pythonpath: str = ""
+    """Prepended to ``PYTHONPATH`` (to run a2a_trio from a snapshot, not the working tree)."""
 
 
 @attrs.frozen
@@ -102,8 +104,18 @@ async def open_server(name: str, options: ServerOptions, *, pinned: bool) -> Asy
         ]
         log_path = LOG_DIR / f"{name.replace(' ', '_')}.log"
         with log_path.open("ab") as log:
+            env = dict(os.environ)
+            if options.pythonpath:
+                env["PYTHONPATH"] = os.pathsep.join(
+                    filter(None, [options.pythonpath, env.get("PYTHONPATH", "")])
+                )
             proc = await trio.lowlevel.open_process(
-                argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=str(SERVERS_DIR)
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                cwd=str(SERVERS_DIR),
+                env=env,
             )
             try:
                 if pinned:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+import attrs
 import trio
 
 from loadbench import payloads
@@ -87,9 +88,7 @@ async def run(settings: Settings) -> Section:
     keepalive = settings.pick(1.0, 15.0)
     hold = settings.pick(3.0, 60.0)
     sizes = (200, 1000) if settings.quick else (1000, 10000)
-    wide = Settings(
-        quick=settings.quick, pinned=settings.pinned, servers=(*settings.servers, FLOOR)
-    )
+    wide = attrs.evolve(settings, servers=(*settings.servers, FLOOR))
     rows: dict[tuple[str, int], list[object]] = {}
     for n in sizes:
         for name in (OURS, SDK, FLOOR):

@@ -6,6 +6,8 @@ the same run as a2a_trio: the gap is what the framework itself costs.
 
 from __future__ import annotations
 
+import attrs
+
 from loadbench.scenario import OURS, Section, Settings
 from loadbench.scenarios.s1_send import CONCURRENCY, measure_send
 from loadbench.stats import ratio
@@ -18,9 +20,7 @@ async def run(settings: Settings) -> Section:
         "6. The floor (same load as 1; fixed JSON body on hypercorn -k trio)",
         ["server", "concurrency", "req/s", "p50 ms", "p99 ms", "errors"],
     )
-    wide = Settings(
-        quick=settings.quick, pinned=settings.pinned, servers=(*settings.servers, *FLOORS)
-    )
+    wide = attrs.evolve(settings, servers=(*settings.servers, *FLOORS))
     results = await measure_send((OURS, *FLOORS), wide, section)
     for concurrency in CONCURRENCY:
         ours = results.get((OURS, concurrency))

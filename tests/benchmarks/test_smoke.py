@@ -1,0 +1,86 @@
+"""Smoke tests for the benchmark harness, so it does not rot.
+
+They drive the real load generator against a real a2a_trio benchmark server for a second or
+two. No figure is asserted: only that requests succeed, streams connect, keepalives arrive and
+held tasks complete. The figures come from ``benchmarks/run.py``.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import trio
+from loadbench import payloads
+from loadbench.held import StreamPool
+from loadbench.http1 import ResponseParser
+from loadbench.load import closed_loop
+from loadbench.report import render
+from loadbench.scenario import OURS, Section, Settings, open_servers
+from loadbench.servers import ServerOptions
+from loadbench.sse import SseParser
+from loadbench.stats import percentile
+from loadbench.tasks import create_tasks
+
+
+def test_chunked_response_split_anywhere() -> None:
+    body = b'data: {"a": 1}\r\n\r\n: ping\r\n\r\n'
+    raw = (
+        b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\ncontent-type: text/event-stream\r\n"
+        b"\r\n%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+    )
+    for cut in range(1, len(raw)):
+        parser, sse = ResponseParser(), SseParser()
+        events = sse.feed(parser.feed(raw[:cut])) + sse.feed(parser.feed(raw[cut:]))
+        assert parser.done
+        assert [e.data for e in events] == [b'{"a": 1}']
+        assert sse.comments == 1
+
+
+def test_percentile_nearest_rank() -> None:
+    assert percentile([3.0, 1.0, 2.0], 50) == 2.0
+    assert percentile(list(map(float, range(1, 101))), 99) == 99.0
+    assert math.isnan(percentile([], 50))
+
+
+def test_report_renders_a_section() -> None:
+    section = Section("x", ["server", "req/s"])
+    section.add("a2a_trio", 1234.5)
+    text = render("t", ["- header"], [section])
+    assert "| a2a_trio | 1,234 |" in text
+
+
+async def test_harness_against_a2a_trio(tmp_path: Path) -> None:
+    release = tmp_path / "release"
+    settings = Settings(quick=True, pinned=False, servers=(OURS,))
+    async with open_servers((OURS,), settings, ServerOptions(keepalive=0.2)) as servers:
+        port = servers[OURS].port
+        sent = await closed_loop(
+            port, payloads.send_message, concurrency=4, warmup=0.1, duration=0.5
+        )
+        assert sent.errors == 0, sent.error_sample
+        assert sent.latencies
+        streamed = await closed_loop(
+            port,
+            payloads.send_streaming_message,
+            concurrency=4,
+            warmup=0.1,
+            duration=0.5,
+            streaming=True,
+        )
+        assert streamed.errors == 0, streamed.error_sample
+        assert streamed.first_event
+
+        ids = await create_tasks(port, 2, {"bench": "hold", "file": str(release)})
+        pool = StreamPool(port, [payloads.subscribe(ids[i % 2]) for i in range(10)])
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(pool.run)
+            with trio.fail_after(10):
+                await pool.settled.wait()
+            await trio.sleep(0.6)
+            await trio.Path(release).touch()
+            with trio.fail_after(10):
+                await pool.finished.wait()
+        assert pool.errors() == []
+        assert all(s.connected and s.terminal and s.ended for s in pool.streams)
+        assert min(s.comments for s in pool.streams) >= 1
