@@ -19,6 +19,11 @@ class TrioOnly:
         self.app = app
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if sniffio.current_async_library() != "trio":
+        if sniffio.current_async_library() == "trio":
+            await self.app(scope, receive, send)
+        elif scope["type"] == "lifespan":
+            # Failing the startup makes the server exit at once, showing this message.
+            await receive()
+            await send({"type": "lifespan.startup.failed", "message": TRIO_ONLY})
+        else:
             raise RuntimeError(TRIO_ONLY)
-        await self.app(scope, receive, send)

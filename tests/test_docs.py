@@ -1,0 +1,59 @@
+"""The python examples in docs/agents.md run as written, and do what the text says."""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from a2a_trio import model as m
+from a2a_trio.runtime import Agent, RuntimeConfig, TaskRuntime
+from a2a_trio.store import ANONYMOUS, MemoryTaskStore
+
+DOCS = Path(__file__).parent.parent / "docs"
+BLOCK = re.compile(r"```python\n(.*?)```", re.S)
+
+
+def run_block(name: str, index: int) -> dict[str, Any]:
+    source = BLOCK.findall((DOCS / name).read_text())[index]
+    source = source.replace("trio.run(main)", "")  # the test runs main() itself
+    free_port = "nursery.start(functools.partial(serve, agent, port=0))"
+    source = source.replace("nursery.start(serve, agent)", free_port)
+    namespace: dict[str, Any] = {"functools": functools}
+    exec(compile(source, f"{name}[{index}]", "exec"), namespace)
+    return namespace
+
+
+async def send(agent: Agent, text: str, task_id: str = "") -> m.Task:
+    async with trio.open_nursery() as nursery:
+        runtime = TaskRuntime(agent, MemoryTaskStore(), RuntimeConfig(poll_interval=0.001))
+        await nursery.start(runtime.run)
+        result = await runtime.send(ANONYMOUS, m.SendMessageRequest(m.text_message(text)))
+        assert isinstance(result, m.Task)
+        if result.status.state is m.TaskState.INPUT_REQUIRED:
+            follow_up = m.text_message("large", task_id=result.id)
+            result = await runtime.send(ANONYMOUS, m.SendMessageRequest(follow_up))
+            assert isinstance(result, m.Task)
+        nursery.cancel_scope.cancel()
+    return result
+
+
+async def test_first_agent_serves_and_answers() -> None:
+    namespace = run_block("agents.md", 0)
+    with trio.fail_after(20):
+        await namespace["main"]()
+
+
+async def test_multi_turn_example_asks_then_completes() -> None:
+    task = await send(run_block("agents.md", 1)["agent"], "coffee")
+    assert task.artifacts[0].parts == (m.TextPart("One large coffee coming up"),)
+    assert task.history[1].parts == (m.TextPart("Which size: small or large?"),)
+
+
+async def test_parked_job_example_completes_with_its_result() -> None:
+    task = await send(run_block("agents.md", 2)["agent"], "movie")
+    assert task.status.state is m.TaskState.COMPLETED
+    assert task.artifacts[0].parts[0] == m.DataPart({"frames": 100}, media_type="application/json")
