@@ -103,11 +103,12 @@ class Subscription:
 class EventLog:
     """The numbered, replayable event stream of one task while it is live."""
 
-    def __init__(self, limits: EventLogLimits = EventLogLimits()) -> None:
+    def __init__(self, limits: EventLogLimits = EventLogLimits(), *, last_seq: int = 0) -> None:
+        """``last_seq``: where numbering continues (a task resumed after a restart)."""
         self._limits = limits
         self._entries: deque[LogEntry] = deque(maxlen=limits.replay)
         self._subscribers: set[Subscription] = set()
-        self._last_seq = 0
+        self._last_seq = last_seq
         self._closed = False
 
     @property

@@ -27,22 +27,25 @@ class Job:
         skill: Skill,
         store: TaskStore,
         limits: EventLogLimits,
+        last_seq: int = 0,
     ) -> None:
         self.scope = scope
         self.task = task
         self.version = version
         self.skill = skill
-        self.log = EventLog(limits)
+        self.log = EventLog(limits, last_seq=last_seq)
         self.cancel_scope = trio.CancelScope()
         self.done = trio.Event()
         self.cancel_requested = False
+        self.parked = False
+        """The handler handed back a JobHandle: the task now follows long-running work."""
         self._store = store
         self._lock = trio.Lock()
         self._changed = trio.lowlevel.ParkingLot()
         self._inbox: trio.MemoryReceiveChannel[m.Message]
         self._outbox: trio.MemorySendChannel[m.Message]
         self._outbox, self._inbox = trio.open_memory_channel[m.Message](1)
-        self.log.publish(task)
+        self._unsaved = [self.log.publish(task)]
 
     @property
     def id(self) -> str:
@@ -74,7 +77,7 @@ class Job:
         append, last = chunk or (False, True)
         write: ArtifactWrite
         for write in update.artifacts:
-            self.log.publish(
+            self._emit(
                 m.TaskArtifactUpdateEvent(
                     task_id=self.id,
                     context_id=self.task.context_id,
@@ -84,13 +87,16 @@ class Job:
                 )
             )
         if update.state is not None:
-            self.log.publish(
+            self._emit(
                 m.TaskStatusUpdateEvent(
                     task_id=self.id, context_id=self.task.context_id, status=self.task.status
                 )
             )
         if m.is_terminal(self.state):
             self.log.close()
+
+    def _emit(self, event: m.StreamEvent) -> None:
+        self._unsaved.append(self.log.publish(event))
 
     async def wait_settled(self) -> m.Task:
         """Block until the task is terminal or waiting for input (what a blocking send awaits)."""

@@ -59,6 +59,7 @@ from ._stream import TaskStream
 logger = logging.getLogger("a2a_trio.runtime")
 
 SHUTDOWN_MESSAGE = "The server shut down before this task finished; please send it again."
+RESTART_MESSAGE = "The server restarted before this task finished; please send it again."
 CANCELED_MESSAGE = "The task was canceled."
 
 
@@ -72,6 +73,9 @@ class RuntimeConfig:
     """How many finished tasks keep their event log for resubscribers (oldest dropped first)."""
     finalize_timeout: float = 5.0
     """How long a cancelled or shut-down job may take to record its final state."""
+    recover_unfinished: bool = True
+    """At start, re-run tasks of resumable skills and fail other tasks left running by a
+    previous process.  Turn off on all but one replica sharing a store."""
 
 
 @attrs.frozen
@@ -100,6 +104,8 @@ class TaskRuntime:
         """Own the job nursery until cancelled; cancelling it cancels every running job."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
+            if self.config.recover_unfinished:
+                await self._recover()
             task_status.started()
             try:
                 await trio.sleep_forever()
@@ -206,6 +212,11 @@ class TaskRuntime:
                 return TaskStream([], log.subscribe(after=last_event_id), stop_on_interrupt=False)
             except ReplayGap:
                 pass
+        if last_event_id is not None and log is None:  # not live here: replay the stored log
+            stored_events = await self.store.load_events(scope, task_id, after_seq=last_event_id)
+            if stored_events:
+                replay = [LogEntry(seq, event) for seq, event in stored_events]
+                return TaskStream(replay, None, stop_on_interrupt=False)
         job = self._live(scope, task_id)
         if job is not None and not job.log.closed:
             head = LogEntry(job.log.last_seq, job.task)
@@ -273,10 +284,54 @@ class TaskRuntime:
         stored = await self.store.update_task(
             scope, task_id, update, expected_version=stored.version
         )
-        return self._start(scope, stored.task, stored.version, skill, bound)
+        last_seq = await self._last_stored_seq(scope, task_id)
+        return self._start(scope, stored.task, stored.version, skill, bound, last_seq=last_seq)
+
+    async def _last_stored_seq(self, scope: CallerScope, task_id: str) -> int:
+        events = await self.store.load_events(scope, task_id)
+        return events[-1][0] if events else 0
+
+    async def _recover(self) -> None:
+        """Deal with tasks a previous process left running (see ``recover_unfinished``)."""
+        for item in await self.store.list_unfinished():
+            task = item.stored.task
+            if m.is_interrupted(task.status.state):
+                continue  # waits for the client; the next message re-runs the skill
+            users = [msg for msg in task.history if msg.role is m.Role.USER]
+            skill = self._skill_for(task)
+            last_seq = await self._last_stored_seq(item.scope, task.id)
+            if skill is not None and skill.resumable and users:
+                self._start(
+                    item.scope, task, item.stored.version, skill, users[-1], last_seq=last_seq
+                )
+                continue
+            failed = TaskUpdate(
+                state=m.TaskState.FAILED, status_message=agent_message(task, RESTART_MESSAGE)
+            )
+            try:
+                stored = await self.store.update_task(
+                    item.scope, task.id, failed, expected_version=item.stored.version
+                )
+            except StoreError:
+                continue  # another process settled it meanwhile
+            event = m.TaskStatusUpdateEvent(task.id, task.context_id, stored.task.status)
+            await self.store.append_events(item.scope, task.id, [(last_seq + 1, event)])
+
+    def _skill_for(self, task: m.Task) -> Skill | None:
+        try:
+            return self.agent.resolve(task.history[0]) if task.history else None
+        except InvalidParamsError:
+            return None  # the skill is gone from this agent
 
     def _start(
-        self, scope: CallerScope, task: m.Task, version: int, skill: Skill, message: m.Message
+        self,
+        scope: CallerScope,
+        task: m.Task,
+        version: int,
+        skill: Skill,
+        message: m.Message,
+        *,
+        last_seq: int = 0,
     ) -> Job:
         assert self._nursery is not None
         job = Job(
@@ -286,6 +341,7 @@ class TaskRuntime:
             skill=skill,
             store=self.store,
             limits=self.config.event_log,
+            last_seq=last_seq,
         )
         self._jobs[task.id] = job
         self._finished.pop(task.id, None)
@@ -334,6 +390,7 @@ class TaskRuntime:
         try:
             value = await job.skill.handler(ctx)
             if isinstance(value, JobHandle):
+                job.parked = True
                 value = await poll_job(ctx, value, interval=self.config.poll_interval)
         except TaskRejected as exc:
             return TaskUpdate(
@@ -365,6 +422,11 @@ class TaskRuntime:
         self._idle.unpark_all()
 
     # --- lookups --------------------------------------------------------------------------
+
+    def is_parked(self, scope: CallerScope, task_id: str) -> bool:
+        """Whether the task is running and parked on a long-running ``JobHandle``."""
+        job = self._live(scope, task_id)
+        return job is not None and job.parked
 
     def _live(self, scope: CallerScope, task_id: str) -> Job | None:
         job = self._jobs.get(task_id)

@@ -12,7 +12,8 @@ from server import agents
 from a2a_trio import model as m
 from a2a_trio.errors import TaskNotCancelableError, UnsupportedOperationError
 from a2a_trio.runtime import RuntimeConfig, TaskRuntime, TaskStream
-from a2a_trio.store import ANONYMOUS, MemoryTaskStore
+from a2a_trio.runtime._runtime import RESTART_MESSAGE
+from a2a_trio.store import ANONYMOUS, MemoryTaskStore, TaskUpdate
 
 FAST = RuntimeConfig(poll_interval=0.01)
 
@@ -136,3 +137,40 @@ async def test_shutdown_fails_running_tasks_and_keeps_waiting_ones() -> None:
     assert again.status.state is m.TaskState.INPUT_REQUIRED
     roles = [msg.role for msg in again.history]
     assert roles == [m.Role.USER, m.Role.AGENT, m.Role.USER, m.Role.AGENT]
+
+
+async def left_running(store: MemoryTaskStore, skill: str) -> m.Task:
+    """A task a crashed process left WORKING (it never reached a final state)."""
+    message = m.text_message("crash", metadata={"skillId": skill})
+    stored = await store.create_task(ANONYMOUS, m.new_task(message))
+    await store.append_events(ANONYMOUS, stored.task.id, [(1, stored.task)])
+    update = TaskUpdate(state=m.TaskState.WORKING)
+    return (await store.update_task(ANONYMOUS, stored.task.id, update)).task
+
+
+async def test_restart_fails_unfinished_tasks_and_reruns_resumable_ones() -> None:
+    store = MemoryTaskStore()
+    plain = await left_running(store, "gated")
+    resumable = await left_running(store, "redo")
+    async with trio.open_nursery() as nursery:
+        runtime = TaskRuntime(agents.agent, store, FAST)
+        await nursery.start(runtime.run)
+        failed = await runtime.get(ANONYMOUS, plain.id, None)
+        assert failed.status.state is m.TaskState.FAILED
+        assert failed.status.message is not None
+        assert failed.status.message.parts == (m.TextPart(RESTART_MESSAGE),)
+        await trio.testing.wait_all_tasks_blocked()  # the re-run job has finished
+        redone = await runtime.get(ANONYMOUS, resumable.id, None)
+        assert redone.artifacts[0].parts == (m.TextPart("redone crash"),)
+        # The stored event log continues after the crash: a resubscriber replays it in order.
+        stream = await runtime.subscribe(ANONYMOUS, plain.id, last_event_id=0)
+        replayed = []
+        while True:
+            try:
+                replayed.append(await stream.receive())
+            except trio.EndOfChannel:
+                break
+        assert [entry.seq for entry in replayed] == [1, 2]
+        assert isinstance(replayed[-1].event, m.TaskStatusUpdateEvent)
+        assert replayed[-1].event.status.state is m.TaskState.FAILED
+        nursery.cancel_scope.cancel()

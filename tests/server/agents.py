@@ -94,3 +94,9 @@ class CountingJob:
 async def parked(ctx: TaskContext) -> CountingJob:
     """Hand back a long-running job for the runtime to poll."""
     return CountingJob()
+
+
+@agent.skill(resumable=True)
+async def redo(ctx: TaskContext) -> str:
+    """A resumable skill: after a crash it is simply run again."""
+    return "redone " + ctx.text
