@@ -11,6 +11,7 @@ every scenario is bounded in time and stops by itself.
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import time
 from collections.abc import Awaitable, Callable
@@ -74,8 +75,15 @@ async def _run_all(numbers: list[int], settings: Settings) -> list[Section]:
     for number in numbers:
         print(f"# scenario {number}", flush=True)
         began = time.monotonic()
-        sections.append(await SCENARIOS[number](settings))
-        print(f"  ({time.monotonic() - began:.0f} s)", flush=True)
+        section = await SCENARIOS[number](settings)
+        elapsed = time.monotonic() - began
+        load = os.getloadavg()[0]
+        section.notes.append(
+            f"took {elapsed:.0f} s; machine load average (1 min) at the end: {load:.1f} "
+            f"on {os.cpu_count()} CPUs (other work on the machine shows up here)"
+        )
+        sections.append(section)
+        print(f"  ({elapsed:.0f} s, load average {load:.1f})", flush=True)
     return sections
 
 
