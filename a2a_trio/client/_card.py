@@ -163,14 +163,18 @@ async def fetch_card(
 
 
 def choose_binding(
-    card: m.AgentCard, preferences: Sequence[str], *, tenant: str = ""
+    card: m.AgentCard,
+    preferences: Sequence[str],
+    *,
+    versions: Sequence[str] = ("1.0", "0.3"),
+    tenant: str = "",
 ) -> tuple[m.AgentInterface, Binding]:
     """The interface to use and its binding: first by protocol version, then by preference."""
     supported = {binding for binding, _ in BINDINGS}
     unknown = [p for p in preferences if p not in supported]
     if unknown:
         raise AgentCardError(f"unsupported binding {unknown[0]!r} (one of {', '.join(supported)})")
-    for version in ("1.0", "0.3"):
+    for version in versions:
         for name in preferences:
             for iface in card.supported_interfaces:
                 if iface.protocol_binding == name and _speaks(iface.protocol_version, version):

@@ -242,6 +242,7 @@ async def open_client(
     auth: httpx.Auth | None = None,
     headers: Mapping[str, str] | None = None,
     bindings: Sequence[str] = DEFAULT_BINDINGS,
+    versions: Sequence[str] = ("1.0", "0.3"),
     extensions: Sequence[str] = (),
     tenant: str = "",
     timeouts: Timeouts = DEFAULT_TIMEOUTS,
@@ -259,6 +260,8 @@ async def open_client(
         headers: extra headers for every request.
         bindings: the bindings this client may use, most preferred first (``"JSONRPC"``,
             ``"HTTP+JSON"``).
+        versions: the protocol versions this client may speak, most preferred first
+            (``"1.0"``, ``"0.3"``; v0.3 is JSON-RPC only).
         extensions: extension URIs to request (sent as ``A2A-Extensions``).
         tenant: the tenant to address, when the agent hosts several.
         timeouts: connect/read limits (streams have no read limit by default).
@@ -275,7 +278,7 @@ async def open_client(
             card = await fetch_card(client, agent, cache=card_cache, auth=auth, timeouts=timeouts)
         else:
             card = agent
-        interface, binding = choose_binding(card, bindings, tenant=tenant)
+        interface, binding = choose_binding(card, bindings, versions=versions, tenant=tenant)
         extra = dict(headers or {})
         if extensions:
             extra["A2A-Extensions"] = ", ".join(extensions)

@@ -7,7 +7,6 @@ from collections.abc import Awaitable, Callable
 import httpx
 import pytest
 import trio
-from stub_agent import Reply, Request, open_stub_agent, rpc_error, rpc_result, stream_result
 
 from a2a_trio import model as m
 from a2a_trio.client import (
@@ -27,6 +26,8 @@ from a2a_trio.errors import (
     UnsupportedOperationError,
 )
 from a2a_trio.wire import V1
+
+from .stub_agent import Reply, Request, open_stub_agent, rpc_error, rpc_result, stream_result
 
 FAST = Reconnect(attempts=3, initial_delay=0.01, max_delay=0.05)
 

@@ -1,0 +1,189 @@
+"""The client against a2a_trio's own server, over every binding it serves."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from functools import partial
+
+import pytest
+import trio
+
+from a2a_trio import Agent, ServerConfig, TaskContext, serve
+from a2a_trio import model as m
+from a2a_trio.client import HTTP_JSON, JSONRPC, Client, Reconnect, open_client
+from a2a_trio.errors import A2AError, TaskNotCancelableError, TaskNotFoundError
+
+from .cutting_proxy import open_cutting_proxy
+
+agent = Agent("client test agent", "Skills the client tests drive", version="0.0.1")
+gates: dict[str, trio.Event] = {}
+
+
+@agent.skill(default=True)
+async def echo(ctx: TaskContext) -> str:
+    """Complete with the received text."""
+    return ctx.text
+
+
+@agent.skill()
+async def gated(ctx: TaskContext) -> str:
+    """Report progress, wait for the test to open the gate named by the text, then stream."""
+    await ctx.update("waiting", progress=0.5)
+    await gates.setdefault(ctx.text, trio.Event()).wait()
+    await ctx.emit_artifact("one ", artifact_id="a1", last_chunk=False)
+    await ctx.emit_artifact("two", artifact_id="a1", append=True, last_chunk=True)
+    return "done"
+
+
+@agent.skill()
+async def ask(ctx: TaskContext) -> str:
+    """Ask for a name, then greet."""
+    reply = await ctx.ask("What is your name?")
+    return "hello " + "".join(p.text for p in reply.parts if isinstance(p, m.TextPart))
+
+
+def to(skill: str, text: str, **fields: str) -> m.Message:
+    return m.text_message(text, metadata={"skillId": skill}, **fields)
+
+
+def texts(parts: tuple[m.Part, ...]) -> str:
+    return "".join(p.text for p in parts if isinstance(p, m.TextPart))
+
+
+@pytest.fixture
+async def server(nursery: trio.Nursery) -> str:
+    url: str = await nursery.start(
+        partial(serve, agent, port=0, config=ServerConfig(keepalive=0.2))
+    )
+    return url
+
+
+BINDINGS = [(JSONRPC, "1.0"), (HTTP_JSON, "1.0"), (JSONRPC, "0.3")]
+
+
+@pytest.fixture(params=BINDINGS, ids=["jsonrpc", "rest", "v03"])
+async def client(server: str, request: pytest.FixtureRequest) -> AsyncIterator[Client]:
+    binding, version = request.param
+    async with open_client(server, bindings=[binding], versions=[version]) as client:
+        assert client.interface.protocol_version.startswith(version[:3])
+        yield client
+
+
+async def test_send_and_get(client: Client) -> None:
+    task = await client.send("ping")
+    assert isinstance(task, m.Task)
+    assert task.status.state is m.TaskState.COMPLETED
+    assert [texts(a.parts) for a in task.artifacts] == ["ping"]
+    again = await client.get_task(task.id)
+    assert again.id == task.id
+    assert again.status.state is m.TaskState.COMPLETED
+
+
+async def test_stream_shows_progress_and_chunks(client: Client) -> None:
+    gates["stream"] = trio.Event()
+    async with client.stream(to("gated", "stream")) as events:
+        first = await anext(events)
+        assert isinstance(first, m.Task)
+        rest = []
+        async for event in events:
+            rest.append(event)
+            if isinstance(event, m.TaskStatusUpdateEvent) and event.status.message:
+                gates["stream"].set()
+    chunks = [texts(e.artifact.parts) for e in rest if isinstance(e, m.TaskArtifactUpdateEvent)]
+    assert "".join(chunks) in ("one two", "one twodone")
+    states = [e.status.state for e in rest if isinstance(e, m.TaskStatusUpdateEvent)]
+    assert states[-1] is m.TaskState.COMPLETED
+
+
+async def test_multi_turn_input_required(client: Client) -> None:
+    task = await client.send(to("ask", "hi"))
+    assert isinstance(task, m.Task)
+    assert task.status.state is m.TaskState.INPUT_REQUIRED
+    done = await client.send(m.text_message("Ada", task_id=task.id, context_id=task.context_id))
+    assert isinstance(done, m.Task)
+    assert done.status.state is m.TaskState.COMPLETED
+    assert texts(done.artifacts[-1].parts) == "hello Ada"
+
+
+async def test_cancel_and_errors(client: Client) -> None:
+    gates["cancel"] = trio.Event()
+    task = await client.send(to("gated", "cancel"), return_immediately=True)
+    assert isinstance(task, m.Task)
+    canceled = await client.cancel_task(task.id)
+    assert canceled.status.state is m.TaskState.CANCELED
+    with pytest.raises(TaskNotCancelableError):
+        await client.cancel_task(task.id)
+    with pytest.raises(TaskNotFoundError) as info:
+        await client.get_task("missing")
+    assert info.value.code == -32001
+
+
+async def test_subscribe_to_running_task(client: Client) -> None:
+    gates["sub"] = trio.Event()
+    task = await client.send(to("gated", "sub"), return_immediately=True)
+    assert isinstance(task, m.Task)
+    async with client.subscribe(task.id) as events:
+        seen = [await anext(events)]
+        gates["sub"].set()
+        seen += [event async for event in events]
+    last = seen[-1]
+    assert isinstance(last, m.TaskStatusUpdateEvent | m.Task)
+    assert last.status.state is m.TaskState.COMPLETED
+
+
+async def test_list_iterates_every_page(client: Client) -> None:
+    context = m.new_id()
+    for i in range(3):
+        await client.send(m.text_message(f"t{i}", context_id=context))
+    try:
+        tasks = [t async for t in client.iter_tasks(context_id=context, page_size=1)]
+    except A2AError as exc:  # v0.3 servers need not implement tasks/list
+        assert client.interface.protocol_version.startswith("0.3"), exc
+        return
+    assert len({t.id for t in tasks}) == 3
+
+
+def signature(event: m.StreamEvent) -> tuple[str, str]:
+    """What an event says, without ids and timestamps (to compare two runs)."""
+    match event:
+        case m.Task(status=status) | m.TaskStatusUpdateEvent(status=status):
+            return type(event).__name__, status.state.name
+        case m.TaskArtifactUpdateEvent(artifact=artifact):
+            return type(event).__name__, texts(artifact.parts)
+    return type(event).__name__, ""
+
+
+@pytest.mark.parametrize("binding", [JSONRPC, HTTP_JSON])
+async def test_cut_stream_resumes_without_losing_or_repeating_events(
+    server: str, binding: str, nursery: trio.Nursery
+) -> None:
+    fast = Reconnect(attempts=3, initial_delay=0.01)
+    # A reference run without a cut: the gate opens once the "waiting" update is out.
+    async with open_client(server, bindings=[binding], versions=["1.0"]) as client:
+        gates["reference"] = gate = trio.Event()
+        reference = []
+        async with client.stream(to("gated", "reference")) as events:
+            async for event in events:
+                reference.append(event)
+                if isinstance(event, m.TaskStatusUpdateEvent) and event.status.message:
+                    gate.set()
+    # The same through a proxy that drops the connection after the first two events; the
+    # gate opens only once the client has resubscribed, so the rest is sent after the cut.
+    async with open_cutting_proxy(server, cut_after=2) as proxy:
+        gates["cut"] = gate = trio.Event()
+
+        async def open_gate_after_resume() -> None:
+            await proxy.stream_opened.wait()
+            gate.set()
+
+        nursery.start_soon(open_gate_after_resume)
+        async with (
+            open_client(proxy.url, bindings=[binding], versions=["1.0"], reconnect=fast) as c,
+            c.stream(to("gated", "cut")) as events,
+        ):
+            seen = [event async for event in events]
+    assert proxy.cuts == 1
+    assert events.reconnects == 1
+    assert [signature(e) for e in seen] == [signature(e) for e in reference]
+    chunks = [texts(e.artifact.parts) for e in seen if isinstance(e, m.TaskArtifactUpdateEvent)]
+    assert chunks[:2] == ["one ", "two"]
