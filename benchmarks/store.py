@@ -163,7 +163,7 @@ async def pg_schema(base: str) -> AsyncIterator[str]:
 
     def run(sql: str) -> None:
         with psycopg.connect(base, autocommit=True) as conn:
-            conn.execute(sql)  # type: ignore[arg-type]  # benchmark-built DDL
+            conn.execute(sql)  # benchmark-built DDL
 
     await trio.to_thread.run_sync(run, f"CREATE SCHEMA {schema}")
     try:
