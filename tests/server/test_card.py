@@ -25,10 +25,8 @@ async def test_card_is_derived_from_the_agent(http: httpx.AsyncClient, base_url:
         "pushNotifications": False,
         "extendedAgentCard": False,
     }
-    jsonrpc = [i for i in card["supportedInterfaces"] if i["protocolBinding"] == "JSONRPC"]
-    assert jsonrpc == [
-        {"url": base_url + "/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
-    ]
+    v1_jsonrpc = {"url": base_url + "/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+    assert card["supportedInterfaces"][0] == v1_jsonrpc  # the preferred interface
 
 
 async def test_card_revalidates_with_etag(http: httpx.AsyncClient) -> None:
