@@ -171,7 +171,10 @@ class TaskRuntime:
             status_timestamp_after=request.status_timestamp_after,
             include_artifacts=bool(request.include_artifacts),
         )
-        return await self.store.list_tasks(scope, query)
+        try:
+            return await self.store.list_tasks(scope, query)
+        except InvalidParamsError as exc:  # the store's paths are relative to the query
+            raise exc.under("$.params") from None
 
     async def cancel(self, scope: CallerScope, task_id: str) -> m.Task:
         """CancelTask: cancels the handler's scope and returns the task once it is CANCELED."""
@@ -238,7 +241,9 @@ class TaskRuntime:
         message = request.message
         _check_user_message(message)
         if request.configuration is not None:
-            _check_history_length(request.configuration.history_length)
+            _check_history_length(
+                request.configuration.history_length, "$.params.configuration.historyLength"
+            )
         if not self._accepting or self._nursery is None:
             raise UnsupportedOperationError("The server is shutting down; try again shortly")
         if message.task_id:
@@ -342,6 +347,7 @@ class TaskRuntime:
             store=self.store,
             limits=self.config.event_log,
             last_seq=last_seq,
+            on_change=self._idle,
         )
         self._jobs[task.id] = job
         self._finished.pop(task.id, None)
@@ -463,11 +469,9 @@ def _check_user_message(message: m.Message) -> None:
         raise InvalidParamsError("a message needs at least one part", path="$.params.message.parts")
 
 
-def _check_history_length(history_length: int | None) -> None:
+def _check_history_length(history_length: int | None, path: str = "$.params.historyLength") -> None:
     if history_length is not None and history_length < 0:
-        raise InvalidParamsError(
-            "historyLength must not be negative", path="$.params.historyLength"
-        )
+        raise InvalidParamsError("historyLength must not be negative", path=path)
 
 
 def _not_found(task_id: str) -> TaskNotFoundError:

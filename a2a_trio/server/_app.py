@@ -167,6 +167,7 @@ async def _jsonrpc(server: A2AServer) -> Response:
         )
         return _json(rpc.failure(None, error), status=413)
     document: Any = None
+    call: rpc.RpcRequest | None = None
     try:
         document = loads(body)
         call = rpc.parse_request(document)
@@ -176,9 +177,14 @@ async def _jsonrpc(server: A2AServer) -> Response:
         info = CallInfo(last_event_id=_last_event_id(request.headers.get("Last-Event-ID")))
         if isinstance(method, StreamingMethod):
             stream = await method.call(server.handler, scope, params, info)
+            if call.is_notification:
+                stream.close()
+                return Response(b"", status=204)
             return _event_stream(stream, call.id, method, server.config.keepalive)
         result = method.encode(await method.call(server.handler, scope, params, info))
     except A2AError as error:
+        if call is not None and call.is_notification:
+            return Response(b"", status=204)  # JSON-RPC 2.0 §4.1: a notification gets no reply
         return _json(rpc.failure(rpc.request_id(document), error))
     if call.is_notification:
         return Response(b"", status=204)

@@ -19,7 +19,7 @@ from a2a.utils.errors import (
     TaskNotCancelableError,
 )
 
-from .agents import cleanups, gates
+from .agents import agent, cleanups, gates
 
 COMPLETED = t.TaskState.TASK_STATE_COMPLETED
 WORKING = t.TaskState.TASK_STATE_WORKING
@@ -446,16 +446,10 @@ async def test_card_discovery_by_the_sdk_resolver(
     card = await A2ACardResolver(sdk_http, base_url).get_agent_card()
     assert card.name == "test agent"
     assert card.version == "0.0.1"
-    assert [skill.id for skill in card.skills] == [
-        "echo",
-        "gated",
-        "ask",
-        "chunks",
-        "boom",
-        "refuse",
-        "quick",
-        "parked",
+    assert [(s.id, s.name, s.description) for s in card.skills] == [
+        (s.id, s.name, s.description) for s in agent.skills
     ]
+    assert {"echo", "gated", "ask", "chunks", "quick"} <= {s.id for s in card.skills}
     assert list(card.skills[0].tags) == ["test"]
     (interface,) = card.supported_interfaces
     assert interface.url.rstrip("/") == base_url.rstrip("/")
