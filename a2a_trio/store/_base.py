@@ -39,7 +39,7 @@ DEFAULT_MAX_EVENTS = 1000
 class Retention:
     """How long stored data lives.
 
-    ``terminal_ttl``: terminal tasks not updated for at least this long are purged (``None`` keeps them).
+    ``terminal_ttl``: terminal tasks idle for at least this long are purged (``None``: kept).
     ``max_events_per_task``: the event log keeps only this many newest events per task.
     ``purge_interval``: how often ``open_store`` runs the purge while it is open.
     """
@@ -247,7 +247,32 @@ def prepare_push_config(config: m.TaskPushNotificationConfig) -> m.TaskPushNotif
     """The config as stored: it must name its task, and gets a fresh id when it has none."""
     if not config.task_id:
         raise InvalidParamsError("a push-notification config needs a taskId", path="$.taskId")
+    check_keys({"$.id": config.id})
     return config if config.id else attrs.evolve(config, id=m.new_id())
+
+
+def check_new_task(scope: CallerScope, task: m.Task, idempotency_key: str | None) -> None:
+    """Refuse keys no backend can store (a NUL character: PostgreSQL text cannot hold one)."""
+    check_keys(
+        {
+            "$.id": task.id,
+            "$.contextId": task.context_id,
+            "$.tenant": scope.tenant,
+            "$.owner": scope.owner,
+            "$.idempotencyKey": idempotency_key or "",
+        }
+    )
+
+
+def check_keys(keys: dict[str, str]) -> None:
+    for path, key in keys.items():
+        if "\x00" in key:
+            raise InvalidParamsError("must not contain a NUL character", path=path)
+
+
+def storable(*keys: str) -> bool:
+    """Whether a key could have been stored; lookups by an unstorable one find nothing."""
+    return not any("\x00" in key for key in keys)
 
 
 def apply_update(task: m.Task, update: TaskUpdate, *, now: datetime) -> m.Task:

@@ -25,6 +25,7 @@ from ._base import (
     TaskUpdate,
     apply_update,
     check_events,
+    check_new_task,
     check_query,
     prepare_push_config,
     trim_task,
@@ -58,6 +59,7 @@ class MemoryTaskStore:
     async def create_task(
         self, scope: CallerScope, task: m.Task, *, idempotency_key: str | None = None
     ) -> StoredTask:
+        check_new_task(scope, task, idempotency_key)
         key = (scope, task.context_id, idempotency_key) if idempotency_key else None
         if key is not None and key in self._idempotency:
             return self._rows[self._idempotency[key]].stored

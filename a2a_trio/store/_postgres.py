@@ -5,8 +5,9 @@ transaction run through ``trio.to_thread.run_sync`` under a ``CapacityLimiter`` 
 pool, so a trio task waits for a connection without holding a thread.  The listing order comes
 from a sequence, so page tokens stay valid across replicas; idempotent create is a partial UNIQUE
 index with ``INSERT ... ON CONFLICT DO NOTHING``; updates lock the row and write
-``UPDATE ... WHERE version = ?``.  Migrations run under an advisory lock, so replicas starting
-together apply them once.
+``UPDATE ... WHERE version = ?``.  Documents are ``JSON``, not ``JSONB``: nothing queries inside
+them, and ``JSONB`` refuses the escaped NUL character a client may send in a message.
+Migrations run under an advisory lock, so replicas starting together apply them once.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             ord BIGINT NOT NULL UNIQUE,
             version INTEGER NOT NULL,
             idem_key TEXT,
-            task JSONB NOT NULL
+            task JSON NOT NULL
         )""",
         "CREATE UNIQUE INDEX a2a_tasks_idem ON a2a_tasks (tenant, owner, context_id, idem_key)"
         " WHERE idem_key IS NOT NULL",
@@ -48,14 +49,14 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         """CREATE TABLE a2a_task_events (
             task_id TEXT NOT NULL REFERENCES a2a_tasks (id) ON DELETE CASCADE,
             seq BIGINT NOT NULL,
-            event JSONB NOT NULL,
+            event JSON NOT NULL,
             PRIMARY KEY (task_id, seq)
         )""",
         """CREATE TABLE a2a_push_configs (
             task_id TEXT NOT NULL REFERENCES a2a_tasks (id) ON DELETE CASCADE,
             config_id TEXT NOT NULL,
             created_us BIGINT NOT NULL,
-            config JSONB NOT NULL,
+            config JSON NOT NULL,
             PRIMARY KEY (task_id, config_id)
         )""",
     ),
@@ -84,8 +85,8 @@ class _PgTx:
 
 
 def _configure(conn: psycopg.Connection[tuple[object, ...]]) -> None:
-    # JSONB comes back as text: the codec parses it (faster with orjson than psycopg's json).
-    conn.adapters.register_loader("jsonb", TextLoader)
+    # JSON comes back as text: the codec parses it (faster with orjson than psycopg's json).
+    conn.adapters.register_loader("json", TextLoader)
 
 
 def migrate(conn: psycopg.Connection[tuple[object, ...]]) -> int:

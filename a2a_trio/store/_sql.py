@@ -34,8 +34,10 @@ from ._base import (
     TaskUpdate,
     apply_update,
     check_events,
+    check_new_task,
     check_query,
     prepare_push_config,
+    storable,
     trim_task,
 )
 from ._cursor import decode_cursor, encode_cursor
@@ -141,6 +143,7 @@ class SqlTaskStore:
     async def create_task(
         self, scope: CallerScope, task: m.Task, *, idempotency_key: str | None = None
     ) -> StoredTask:
+        check_new_task(scope, task, idempotency_key)
         key = idempotency_key or None
         now = m.utcnow()
         params = (
@@ -185,6 +188,9 @@ class SqlTaskStore:
         history_length: int | None = None,
         include_artifacts: bool = True,
     ) -> StoredTask | None:
+        if not storable(task_id, scope.tenant, scope.owner):
+            return None
+
         def load(tx: Tx) -> Any:
             return tx.run(
                 f"SELECT {_TASK_COLUMNS} FROM a2a_tasks WHERE id = ? AND tenant = ? AND owner = ?",
@@ -208,6 +214,7 @@ class SqlTaskStore:
         *,
         expected_version: int | None = None,
     ) -> StoredTask:
+        _require_storable(scope, task_id)
         select = (
             "SELECT version, task FROM a2a_tasks WHERE id = ? AND tenant = ? AND owner = ?"
             + self._dialect.lock_row
@@ -247,6 +254,8 @@ class SqlTaskStore:
     async def list_tasks(self, scope: CallerScope, query: TaskQuery) -> TaskPage:
         check_query(query)
         after = decode_cursor(query.page_token) if query.page_token else None
+        if not storable(scope.tenant, scope.owner, query.context_id):
+            return TaskPage(tasks=(), next_page_token="", page_size=query.page_size, total_size=0)
         where = "tenant = ? AND owner = ?"
         params: list[object] = [scope.tenant, scope.owner]
         if query.context_id:
@@ -288,6 +297,9 @@ class SqlTaskStore:
         )
 
     async def delete_task(self, scope: CallerScope, task_id: str) -> bool:
+        if not storable(task_id, scope.tenant, scope.owner):
+            return False
+
         def delete(tx: Tx) -> bool:
             cursor = tx.run(
                 "DELETE FROM a2a_tasks WHERE id = ? AND tenant = ? AND owner = ?",
@@ -301,6 +313,7 @@ class SqlTaskStore:
         self, scope: CallerScope, task_id: str, events: Sequence[SequencedEvent]
     ) -> None:
         check_events(events)
+        _require_storable(scope, task_id)
         rows = [(task_id, seq, dumps(V1.encode_stream_response(e)).decode()) for seq, e in events]
         keep = self._retention.max_events_per_task
 
@@ -323,6 +336,8 @@ class SqlTaskStore:
     async def load_events(
         self, scope: CallerScope, task_id: str, *, after_seq: int = 0
     ) -> tuple[SequencedEvent, ...]:
+        _require_storable(scope, task_id)
+
         def load(tx: Tx) -> Any:
             _require_task(tx, scope, task_id)
             return tx.run(
@@ -337,6 +352,7 @@ class SqlTaskStore:
         self, scope: CallerScope, config: m.TaskPushNotificationConfig
     ) -> m.TaskPushNotificationConfig:
         config = prepare_push_config(config)
+        _require_storable(scope, config.task_id)
         params = (
             config.task_id,
             config.id,
@@ -359,6 +375,9 @@ class SqlTaskStore:
     async def get_push_config(
         self, scope: CallerScope, task_id: str, config_id: str
     ) -> m.TaskPushNotificationConfig | None:
+        if not storable(task_id, config_id, scope.tenant, scope.owner):
+            return None
+
         def get(tx: Tx) -> Any:
             return tx.run(
                 "SELECT c.config FROM a2a_push_configs c JOIN a2a_tasks t ON t.id = c.task_id"
@@ -372,6 +391,8 @@ class SqlTaskStore:
     async def list_push_configs(
         self, scope: CallerScope, task_id: str
     ) -> tuple[m.TaskPushNotificationConfig, ...]:
+        _require_storable(scope, task_id)
+
         def get_all(tx: Tx) -> Any:
             _require_task(tx, scope, task_id)
             return tx.run(
@@ -384,6 +405,9 @@ class SqlTaskStore:
         return tuple(V1.decode(loads(text), m.TaskPushNotificationConfig) for (text,) in rows)
 
     async def delete_push_config(self, scope: CallerScope, task_id: str, config_id: str) -> bool:
+        if not storable(task_id, config_id, scope.tenant, scope.owner):
+            return False
+
         def delete(tx: Tx) -> bool:
             cursor = tx.run(
                 "DELETE FROM a2a_push_configs WHERE task_id = ? AND config_id = ? AND task_id IN"
@@ -420,6 +444,12 @@ class SqlTaskStore:
 
     async def aclose(self) -> None:
         await self._driver.aclose()
+
+
+def _require_storable(scope: CallerScope, task_id: str) -> None:
+    """A key with a NUL cannot be stored (creates refuse it), so such a task does not exist."""
+    if not storable(task_id, scope.tenant, scope.owner):
+        raise TaskNotFoundError(f"Task {task_id!r} not found")
 
 
 def _require_task(tx: Tx, scope: CallerScope, task_id: str) -> None:

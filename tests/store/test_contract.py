@@ -587,3 +587,71 @@ async def test_open_store_purges_periodically(autojump_clock: object) -> None:
         await trio.sleep(61)  # the first purge ran at open, before the task existed
         assert await store.load_task(ANONYMOUS, task.id) is None
         assert await store.load_task(ANONYMOUS, live.id) is not None
+
+
+# -- awkward input -----------------------------------------------------------------------------
+
+
+async def test_any_text_round_trips_in_a_task(store: TaskStore) -> None:
+    text = 'nul \x00, emoji \U0001f600, quote " backslash \\ and \u2028'
+    task = attrs.evolve(a_task(text), metadata={"k\x00": text})
+    await store.create_task(ANONYMOUS, task)
+    loaded = await store.load_task(ANONYMOUS, task.id)
+    assert loaded is not None
+    assert loaded.task == task
+    await store.append_events(ANONYMOUS, task.id, [(1, task)])
+    assert await store.load_events(ANONYMOUS, task.id) == ((1, task),)
+
+
+@pytest.mark.parametrize(
+    ("scope", "task", "key", "path"),
+    [
+        (ANONYMOUS, attrs.evolve(a_task(), id="a\x00b"), None, "$.id"),
+        (ANONYMOUS, a_task(context_id="c\x00"), None, "$.contextId"),
+        (CallerScope("t\x00"), a_task(), None, "$.tenant"),
+        (CallerScope("", "o\x00"), a_task(), None, "$.owner"),
+        (ANONYMOUS, a_task(), "k\x00", "$.idempotencyKey"),
+    ],
+)
+async def test_keys_with_a_nul_character_are_refused(
+    store: TaskStore, scope: CallerScope, task: m.Task, key: str | None, path: str
+) -> None:
+    with pytest.raises(InvalidParamsError) as caught:
+        await store.create_task(scope, task, idempotency_key=key)
+    assert caught.value.path == path
+    assert await store.list_unfinished() == ()
+
+
+async def test_lookups_by_a_nul_key_find_nothing(store: TaskStore) -> None:
+    task = (await store.create_task(ANONYMOUS, a_task())).task
+    odd = CallerScope("\x00")
+    for scope, task_id in ((ANONYMOUS, "x\x00"), (odd, task.id)):
+        assert await store.load_task(scope, task_id) is None
+        assert await store.delete_task(scope, task_id) is False
+        with pytest.raises(TaskNotFoundError):
+            await store.update_task(scope, task_id, TaskUpdate(state=S.WORKING))
+        with pytest.raises(TaskNotFoundError):
+            await store.load_events(scope, task_id)
+        with pytest.raises(TaskNotFoundError):
+            await store.append_events(scope, task_id, [(1, task)])
+        with pytest.raises(TaskNotFoundError):
+            await store.list_push_configs(scope, task_id)
+        with pytest.raises(TaskNotFoundError):
+            await store.set_push_config(
+                scope, m.TaskPushNotificationConfig("https://a", task_id=task_id)
+            )
+        assert await store.get_push_config(scope, task_id, "c") is None
+        assert await store.delete_push_config(scope, task_id, "c") is False
+    assert await store.get_push_config(ANONYMOUS, task.id, "c\x00") is None
+    assert await store.delete_push_config(ANONYMOUS, task.id, "c\x00") is False
+    with pytest.raises(InvalidParamsError):
+        await store.set_push_config(
+            ANONYMOUS, m.TaskPushNotificationConfig("https://a", task_id=task.id, id="c\x00")
+        )
+    empty = await store.list_tasks(odd, TaskQuery())
+    assert (empty.tasks, empty.total_size) == ((), 0)
+    by_context = await store.list_tasks(ANONYMOUS, TaskQuery(context_id="\x00"))
+    assert (by_context.tasks, by_context.total_size) == ((), 0)
+    loaded = await store.load_task(ANONYMOUS, task.id)
+    assert loaded is not None
+    assert loaded.version == 1
