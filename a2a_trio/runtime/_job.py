@@ -28,7 +28,9 @@ class Job:
         store: TaskStore,
         limits: EventLogLimits,
         last_seq: int = 0,
+        on_change: trio.lowlevel.ParkingLot | None = None,
     ) -> None:
+        """``on_change`` is woken after every write too (the runtime's drain waits on it)."""
         self.scope = scope
         self.task = task
         self.version = version
@@ -42,6 +44,7 @@ class Job:
         self._store = store
         self._lock = trio.Lock()
         self._changed = trio.lowlevel.ParkingLot()
+        self._on_change = on_change or trio.lowlevel.ParkingLot()
         self._inbox: trio.MemoryReceiveChannel[m.Message]
         self._outbox: trio.MemorySendChannel[m.Message]
         self._outbox, self._inbox = trio.open_memory_channel[m.Message](1)

@@ -174,3 +174,28 @@ async def test_restart_fails_unfinished_tasks_and_reruns_resumable_ones() -> Non
         assert isinstance(replayed[-1].event, m.TaskStatusUpdateEvent)
         assert replayed[-1].event.status.state is m.TaskState.FAILED
         nursery.cancel_scope.cancel()
+
+
+async def test_drain_waits_for_running_jobs_but_not_for_waiting_ones(
+    runtime: TaskRuntime,
+) -> None:
+    await runtime.send(ANONYMOUS, request("q", "ask"))  # waits for input: not drained
+    gate = agents.gates.setdefault("drain", trio.Event())
+    running = await runtime.send(ANONYMOUS, request("drain", "gated", return_immediately=True))
+    drained = trio.Event()
+
+    async def drain_then_mark() -> None:
+        await runtime.drain(grace=30)
+        drained.set()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(drain_then_mark)
+        await trio.testing.wait_all_tasks_blocked()
+        assert not drained.is_set()  # the gated job is still running
+        gate.set()
+        with trio.fail_after(5):
+            await drained.wait()
+    finished = await runtime.get(ANONYMOUS, running.id, None)
+    assert finished.status.state is m.TaskState.COMPLETED
+    with pytest.raises(UnsupportedOperationError):  # draining: no new tasks
+        await runtime.send(ANONYMOUS, request("late"))
