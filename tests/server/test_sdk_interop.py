@@ -451,10 +451,11 @@ async def test_card_discovery_by_the_sdk_resolver(
     ]
     assert {"echo", "gated", "ask", "chunks", "quick"} <= {s.id for s in card.skills}
     assert list(card.skills[0].tags) == ["test"]
-    (interface,) = card.supported_interfaces
-    assert interface.url.rstrip("/") == base_url.rstrip("/")
-    assert interface.protocol_binding == "JSONRPC"
-    assert interface.protocol_version == "1.0"
+    preferred = card.supported_interfaces[0]  # what the SDK's client factory picks
+    assert preferred.url.rstrip("/") == base_url.rstrip("/")
+    assert preferred.protocol_binding == "JSONRPC"
+    assert preferred.protocol_version == "1.0"
+    assert all(i.url.startswith(base_url) for i in card.supported_interfaces)
     assert card.capabilities.streaming
     assert not card.capabilities.push_notifications
     assert list(card.default_input_modes) == ["text/plain", "application/json"]
