@@ -1,0 +1,7 @@
+"""``python -m a2a_trio``: the ``a2a-trio`` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,423 @@
+"""The ``a2a-trio`` command: serve an agent, or talk to any A2A agent from a shell.
+
+Exit codes: 0 success, 1 usage or configuration error, 2 remote or runtime error.  Errors are
+one line on stderr, never a traceback.  Each command runs its own ``trio.run``.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
+from typing import Annotated, Any
+
+import httpx
+import trio
+import typer
+from rich.console import Console
+from rich.live import Live
+
+from . import model as m
+from ._cli._view import TaskView, card_view, tasks_table
+from .client import (
+    BearerAuth,
+    Client,
+    ClientError,
+    EventStream,
+    fetch_card,
+    open_client,
+)
+from .errors import A2AError
+from .wire import V1, dumps
+
+
+class UsageProblem(Exception):
+    """A command line or setting that cannot work (exit code 1)."""
+
+
+app = typer.Typer(
+    name="a2a-trio",
+    help="Serve A2A agents on trio, or talk to any A2A agent.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+# --- options shared by the client commands ------------------------------------------------
+
+Url = Annotated[str, typer.Argument(help="The agent's base URL (or its card URL).")]
+TaskId = Annotated[str, typer.Argument(help="The task id.")]
+Json = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
+Headers = Annotated[
+    list[str] | None,
+    typer.Option("--header", "-H", help="Extra header 'Name: value' (repeatable)."),
+]
+Token = Annotated[
+    str | None,
+    typer.Option("--token", envvar="A2A_TOKEN", help="Bearer token ($A2A_TOKEN)."),
+]
+Binding = Annotated[
+    list[str] | None,
+    typer.Option("--binding", help="Preferred binding: JSONRPC or HTTP+JSON (repeatable)."),
+]
+
+
+def _headers(values: Sequence[str] | None) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for value in values or ():
+        name, colon, content = value.partition(":")
+        if not colon or not name.strip():
+            raise UsageProblem(f"--header {value!r} must look like 'Name: value'")
+        headers[name.strip()] = content.strip()
+    return headers
+
+
+def _run(fn: Callable[[], Awaitable[None]]) -> None:
+    """Run one command under trio; map its failures to exit codes and one-line messages.
+
+    Failures may arrive wrapped in exception groups (trio nurseries), hence ``except*``.
+    """
+    failure: tuple[int, str] | None = None
+    try:
+        trio.run(fn)
+    except* UsageProblem as group:
+        failure = (1, str(_first(group)))
+    except* A2AError as group:
+        error = _first(group)
+        failure = (2, f"{type(error).__name__} ({error.code}): {error.message}")
+    except* ClientError as group:
+        failure = (2, str(_first(group)))
+    except* OSError as group:
+        os_error = _first(group)
+        failure = (2, os_error.strerror or str(os_error))
+    if failure is not None:
+        typer.echo(f"error: {failure[1]}", err=True)
+        raise typer.Exit(failure[0])
+
+
+def _first[E: BaseException](group: BaseExceptionGroup[E]) -> E:
+    """The first error in a (possibly nested) group: the one the message is about."""
+    first: E | BaseExceptionGroup[E] = group
+    while isinstance(first, BaseExceptionGroup):
+        first = first.exceptions[0]
+    return first
+
+
+def _client_call(
+    url: str,
+    headers: Sequence[str] | None,
+    token: str | None,
+    bindings: Sequence[str] | None,
+    body: Callable[[Client], Awaitable[None]],
+) -> None:
+    extra = _headers(headers)
+    auth = BearerAuth(token) if token else None
+
+    async def main() -> None:
+        kwargs: dict[str, Any] = {"bindings": bindings} if bindings else {}
+        async with open_client(url, auth=auth, headers=extra, **kwargs) as client:
+            await body(client)
+
+    _run(main)
+
+
+def _print_json(value: Any) -> None:
+    sys.stdout.write(dumps(value).decode() + "\n")
+    sys.stdout.flush()
+
+
+async def _follow(events: EventStream, *, json: bool) -> None:
+    """Print a stream: one JSON line per event, or a live view redrawn as events arrive."""
+    async with events:
+        if json:
+            async for event in events:
+                _print_json(V1.encode_stream_response(event))
+            return
+        view = TaskView()
+        with Live(view.render(), console=Console(), auto_refresh=False) as live:
+            async for event in events:
+                view.apply(event)
+                live.update(view.render(), refresh=True)
+
+
+def _show_result(result: m.Task | m.Message, *, json: bool) -> None:
+    if json:
+        _print_json(V1.encode_send_result(result))
+        return
+    view = TaskView()
+    view.apply(result)
+    Console().print(view.render())
+
+
+# --- commands ----------------------------------------------------------------------------
+
+
+def _version(value: bool) -> None:
+    if value:
+        from . import __version__
+
+        typer.echo(f"a2a-trio {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Show the version."),
+    ] = False,
+) -> None:
+    """Serve A2A agents on trio, or talk to any A2A agent."""
+
+
+@app.command()
+def card(url: Url, json: Json = False, header: Headers = None, token: Token = None) -> None:
+    """Show an agent's card."""
+    extra = _headers(header)
+    auth = BearerAuth(token) if token else None
+
+    async def main() -> None:
+        async with httpx.AsyncClient(headers=extra, follow_redirects=True) as http:
+            found = await fetch_card(http, url, auth=auth)
+        if json:
+            _print_json(V1.encode(found))
+        else:
+            Console().print(card_view(found))
+
+    _run(main)
+
+
+@app.command()
+def send(
+    url: Url,
+    text: Annotated[str, typer.Argument(help="The message text.")],
+    context_id: Annotated[str, typer.Option(help="Continue this context.")] = "",
+    task_id: Annotated[str, typer.Option(help="Continue this task.")] = "",
+    no_wait: Annotated[
+        bool, typer.Option("--no-wait", help="Return as soon as the task exists.")
+    ] = False,
+    json: Json = False,
+    header: Headers = None,
+    token: Token = None,
+    binding: Binding = None,
+) -> None:
+    """Send a message and print the answer (waits for the task to finish)."""
+
+    async def body(client: Client) -> None:
+        result = await client.send(
+            text, context_id=context_id, task_id=task_id, return_immediately=no_wait
+        )
+        _show_result(result, json=json)
+
+    _client_call(url, header, token, binding, body)
+
+
+@app.command()
+def stream(
+    url: Url,
+    text: Annotated[str, typer.Argument(help="The message text.")],
+    context_id: Annotated[str, typer.Option(help="Continue this context.")] = "",
+    task_id: Annotated[str, typer.Option(help="Continue this task.")] = "",
+    json: Json = False,
+    header: Headers = None,
+    token: Token = None,
+    binding: Binding = None,
+) -> None:
+    """Send a message and show status, progress and artifacts live as they arrive."""
+
+    async def body(client: Client) -> None:
+        await _follow(client.stream(text, context_id=context_id, task_id=task_id), json=json)
+
+    _client_call(url, header, token, binding, body)
+
+
+@app.command()
+def subscribe(
+    url: Url,
+    task: TaskId,
+    json: Json = False,
+    header: Headers = None,
+    token: Token = None,
+    binding: Binding = None,
+) -> None:
+    """Follow a running task live."""
+
+    async def body(client: Client) -> None:
+        await _follow(client.subscribe(task), json=json)
+
+    _client_call(url, header, token, binding, body)
+
+
+@app.command()
+def get(
+    url: Url,
+    task: TaskId,
+    history: Annotated[int | None, typer.Option(help="At most this many history messages.")] = None,
+    json: Json = False,
+    header: Headers = None,
+    token: Token = None,
+    binding: Binding = None,
+) -> None:
+    """Show a task."""
+
+    async def body(client: Client) -> None:
+        _show_result(await client.get_task(task, history_length=history), json=json)
+
+    _client_call(url, header, token, binding, body)
+
+
+@app.command("list")
+def list_(
+    url: Url,
+    context_id: Annotated[str, typer.Option(help="Only tasks of this context.")] = "",
+    state: Annotated[
+        str, typer.Option(help="Only tasks in this state (e.g. working, completed).")
+    ] = "",
+    page_size: Annotated[int | None, typer.Option(help="Tasks per page.")] = None,
+    page_token: Annotated[str, typer.Option(help="Continue from this page token.")] = "",
+    all_pages: Annotated[bool, typer.Option("--all", help="Follow every page.")] = False,
+    json: Json = False,
+    header: Headers = None,
+    token: Token = None,
+    binding: Binding = None,
+) -> None:
+    """List tasks (one page, or all of them with --all)."""
+    status = m.TaskState.UNSPECIFIED
+    if state:
+        name = state.upper().replace("-", "_").removeprefix("TASK_STATE_")
+        if name not in m.TaskState.__members__:
+            choices = ", ".join(s.name.lower() for s in m.TaskState if s.value)
+            raise UsageProblem(f"--state {state!r} is not a task state ({choices})")
+        status = m.TaskState[name]
+
+    async def body(client: Client) -> None:
+        if all_pages:
+            tasks = [
+                t
+                async for t in client.iter_tasks(
+                    context_id=context_id, status=status, page_size=page_size
+                )
+            ]
+            page = m.ListTasksResponse(tasks=tasks, page_size=len(tasks), total_size=len(tasks))
+        else:
+            page = await client.list_tasks(
+                context_id=context_id, status=status, page_size=page_size, page_token=page_token
+            )
+        if json:
+            _print_json(V1.encode(page))
+            return
+        console = Console()
+        console.print(tasks_table(page.tasks))
+        if page.next_page_token:
+            console.print(f"next page: --page-token {page.next_page_token}", soft_wrap=True)
+
+    _client_call(url, header, token, binding, body)
+
+
+@app.command()
+def cancel(
+    url: Url,
+    task: TaskId,
+    json: Json = False,
+    header: Headers = None,
+    token: Token = None,
+    binding: Binding = None,
+) -> None:
+    """Cancel a task and show it."""
+
+    async def body(client: Client) -> None:
+        _show_result(await client.cancel_task(task), json=json)
+
+    _client_call(url, header, token, binding, body)
+
+
+@app.command()
+def serve(
+    agent: Annotated[str, typer.Argument(help="The agent to serve, as 'module:attribute'.")],
+    host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to bind (0 picks a free one).")] = 8000,
+    store: Annotated[
+        str, typer.Option(help="Task store URL: memory, sqlite:///path, postgresql://...")
+    ] = "memory",
+    public_url: Annotated[
+        str | None, typer.Option(help="Base URL the agent card advertises.")
+    ] = None,
+    keepalive: Annotated[
+        float, typer.Option(help="Seconds of stream silence before a keepalive comment.")
+    ] = 15.0,
+    log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "info",
+) -> None:
+    """Serve an agent until SIGINT/SIGTERM (then drain running tasks gracefully)."""
+    from .loading import ConfigError, load_agent, store_factory
+    from .server import ServerConfig
+    from .server import serve as serve_agent
+
+    level = logging.getLevelName(log_level.upper())
+    if not isinstance(level, int):
+        raise UsageProblem(f"--log-level {log_level!r} is not one of debug, info, warning, error")
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    logger = logging.getLogger("a2a_trio")  # hypercorn logs through its own handlers
+    logger.addHandler(handler)
+    logger.setLevel(level)
+    try:
+        loaded = load_agent(agent)
+        factory = store_factory(store)
+    except ConfigError as exc:
+        raise UsageProblem(str(exc)) from None
+    config = ServerConfig(public_url=public_url, keepalive=keepalive)
+
+    async def until_signal() -> None:
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for _ in signals:
+                return
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            run = partial(
+                serve_agent,
+                loaded,
+                host=host,
+                port=port,
+                store=factory,
+                config=config,
+                shutdown_trigger=until_signal,
+            )
+            url = await nursery.start(run)
+            typer.echo(f"serving {agent} at {url}")
+            sys.stdout.flush()
+
+    _run(main)
+
+
+# --- entry point -------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit code (usage errors give 1, not click's 2)."""
+    command = typer.main.get_command(app)
+    try:
+        code = command.main(
+            args=list(argv) if argv is not None else None,
+            prog_name="a2a-trio",
+            standalone_mode=False,
+        )
+    except UsageProblem as exc:
+        typer.echo(f"error: {exc}", err=True)
+        return 1
+    except typer.exceptions.TyperException as exc:  # usage errors (missing argument, ...)
+        ctx = getattr(exc, "ctx", None)
+        path = ctx.command_path if ctx is not None else "a2a-trio"
+        if message := exc.format_message():  # empty when help was shown for a bare command
+            typer.echo(f"error: {message} (see '{path} --help')", err=True)
+        return 1
+    except typer.Abort:
+        typer.echo("aborted", err=True)
+        return 1
+    return code if isinstance(code, int) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

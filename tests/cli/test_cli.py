@@ -1,0 +1,258 @@
+"""The ``a2a-trio`` command, run for real in subprocesses against real agents.
+
+Exit codes: 0 ok, 1 usage/config error, 2 remote/runtime error; errors are one line on stderr.
+Usage errors are also checked in-process through ``main()`` (fast, same code path).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pexpect
+import pytest
+
+from a2a_trio.cli import main
+
+SCRIPT = str(Path(sys.executable).with_name("a2a-trio"))
+ENV = {**os.environ, "COLUMNS": "120", "NO_COLOR": "1"}
+
+
+def run(*args: str, module: bool = False) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "a2a_trio"] if module else [SCRIPT]
+    return subprocess.run(
+        [*command, *args], capture_output=True, text=True, timeout=60, env=ENV, check=False
+    )
+
+
+def ok_json(*args: str) -> Any:
+    result = run(*args, "--json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess[str], code: int, text: str) -> None:
+    assert result.returncode == code
+    assert result.stdout == ""
+    assert result.stderr.startswith("error: ")
+    assert text in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert "Traceback" not in result.stderr
+
+
+def in_process(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """Run the command's ``main()`` here (same code, no process start) and capture output."""
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_version_and_help(capsys: pytest.CaptureFixture[str]) -> None:
+    version = run("--version", module=True)
+    assert version.returncode == 0
+    assert version.stdout.startswith("a2a-trio ")
+    code, out, _ = in_process(capsys, "--help")
+    assert code == 0
+    for command in ("card", "send", "stream", "get", "list", "cancel", "subscribe", "serve"):
+        assert command in out
+
+
+def test_card(sdk_agent: str, capsys: pytest.CaptureFixture[str]) -> None:
+    card = ok_json("card", sdk_agent)
+    assert card["name"] == "SDK echo"
+    code, out, _ = in_process(capsys, "card", sdk_agent)
+    assert code == 0
+    assert "SDK echo" in out
+    assert "HTTP+JSON" in out
+
+
+def test_send_prints_the_task_or_the_reply(
+    sdk_agent: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answer = ok_json("send", sdk_agent, "hello world")
+    assert answer["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert answer["task"]["artifacts"][0]["parts"] == [{"text": "hello"}, {"text": " world"}]
+    code, out, _ = in_process(capsys, "send", sdk_agent, "hello world", "--binding", "HTTP+JSON")
+    assert code == 0
+    assert "COMPLETED" in out
+    assert "hello world" in out
+    assert in_process(capsys, "send", sdk_agent, "hello") == (0, "hello back\n", "")
+
+
+def test_stream_json_lines(sdk_agent: str) -> None:
+    lines = run("stream", sdk_agent, "abcd", "--json")
+    assert lines.returncode == 0, lines.stderr
+    events = [json.loads(line) for line in lines.stdout.splitlines()]
+    assert list(events[0]) == ["task"]
+    assert [next(iter(e)) for e in events[1:]] == [
+        "statusUpdate",
+        "artifactUpdate",
+        "artifactUpdate",
+        "statusUpdate",
+    ]
+    assert events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+def test_get_list_cancel(sdk_agent: str, capsys: pytest.CaptureFixture[str]) -> None:
+    def ok(*args: str) -> Any:
+        code, out, err = in_process(capsys, *args, "--json")
+        assert code == 0, err
+        return json.loads(out)
+
+    task_id = ok("send", sdk_agent, "abcd")["task"]["id"]
+    assert ok("get", sdk_agent, task_id, "--history", "1")["task"]["id"] == task_id
+    listed = ok("list", sdk_agent, "--state", "completed", "--all")
+    assert task_id in [t["id"] for t in listed["tasks"]]
+    page = ok("list", sdk_agent, "--page-size", "1")
+    assert len(page["tasks"]) == 1
+    assert page["nextPageToken"]
+    code, out, _ = in_process(capsys, "list", sdk_agent, "--page-size", "1")
+    assert code == 0
+    assert f"--page-token {page['nextPageToken']}" in out
+    running = ok("send", sdk_agent, "wait", "--no-wait")["task"]
+    assert ok("cancel", sdk_agent, running["id"])["task"]["status"]["state"] == (
+        "TASK_STATE_CANCELED"
+    )
+
+
+def test_subscribe_follows_until_the_task_ends(sdk_agent: str) -> None:
+    running = ok_json("send", sdk_agent, "wait", "--no-wait")["task"]
+    with subprocess.Popen(
+        [SCRIPT, "subscribe", sdk_agent, running["id"], "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+    ) as follower:
+        assert follower.stdout is not None
+        first = json.loads(follower.stdout.readline())  # subscribed: the task comes first
+        assert first["task"]["id"] == running["id"]
+        assert main(["cancel", sdk_agent, running["id"]]) == 0
+        rest = [json.loads(line) for line in follower.stdout]
+        assert follower.wait(timeout=30) == 0
+    last = rest[-1].get("statusUpdate") or rest[-1].get("task")
+    assert last["status"]["state"] == "TASK_STATE_CANCELED"
+
+
+def test_remote_error_exits_2_with_one_line(sdk_agent: str) -> None:
+    assert_one_line_error(run("get", sdk_agent, "no-such-task"), 2, "TaskNotFoundError (-32001)")
+
+
+@pytest.mark.parametrize(
+    ("args", "text"),
+    [
+        (["card", "{agent}/nowhere"], "no agent card found"),
+        (["cancel", "{agent}", "no-such-task"], "TaskNotFoundError (-32001)"),
+        (["send", "http://127.0.0.1:{port}", "hi"], "all attempts to connect"),
+    ],
+)
+def test_runtime_errors_exit_2(
+    args: list[str],
+    text: str,
+    sdk_agent: str,
+    unused_port: int,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    filled = [a.format(agent=sdk_agent, port=unused_port) for a in args]
+    code, out, err = in_process(capsys, *filled)
+    assert (code, out) == (2, "")
+    assert err.startswith("error: ")
+    assert text in err
+    assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "text"),
+    [
+        (["send"], "Missing argument 'url'"),
+        (["send", "http://x", "hi", "--bogus"], "No such option"),
+        (["frobnicate"], "No such command"),
+        (["send", "http://x", "hi", "--header", "no-colon"], "must look like 'Name: value'"),
+        (["list", "http://x", "--state", "sleepy"], "not a task state"),
+        (["serve", "no_such_module_here:agent"], "cannot import 'no_such_module_here'"),
+        (["serve", "a2a_trio.demo"], "must look like 'package.module:attribute'"),
+        (["serve", "a2a_trio.demo:agent", "--log-level", "loud"], "--log-level 'loud'"),
+    ],
+)
+def test_usage_errors_exit_1(
+    args: list[str], text: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(args) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("error: ")
+    assert text in err
+    assert err.count("\n") == 1
+
+
+def test_usage_error_in_a_real_process() -> None:
+    assert_one_line_error(run("get"), 1, "Missing argument 'url'")
+
+
+@pytest.fixture
+def unused_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def test_live_view_in_a_terminal(sdk_agent: str) -> None:
+    """The stream view redraws as events arrive: WORKING shows before the task completes."""
+    child = pexpect.spawn(
+        SCRIPT, ["stream", sdk_agent, "slow live"], env=ENV, encoding="utf-8", timeout=20
+    )
+    try:
+        child.expect("WORKING")
+        assert "COMPLETED" not in (child.before or "")
+        child.expect("echoing")  # the status message
+        child.expect("slow")  # the first artifact chunk, before the last one
+        child.expect("COMPLETED")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0
+    assert "slow live" in (child.before or "") + "slow live"
+
+
+@pytest.fixture
+def served_demo() -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """``a2a-trio serve`` on a free port, with the built-in demo agent."""
+    with subprocess.Popen(
+        [SCRIPT, "serve", "a2a_trio.demo:agent", "--port", "0", "--log-level", "warning"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+    ) as proc:
+        assert proc.stdout is not None
+        try:
+            line = proc.stdout.readline()
+            assert line.startswith("serving a2a_trio.demo:agent at http://"), line
+            yield proc, line.split(" at ")[1].strip()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait(timeout=10)
+
+
+def test_serve_then_talk_to_it_then_stop(
+    served_demo: tuple[subprocess.Popen[str], str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    proc, url = served_demo
+    code, out, _ = in_process(capsys, "card", url, "--json")
+    assert code == 0
+    assert json.loads(out)["name"] == "a2a_trio demo"
+    code, out, _ = in_process(capsys, "send", url, "ping", "--json")
+    assert code == 0
+    assert json.loads(out)["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=20) == 0
