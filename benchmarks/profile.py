@@ -4,6 +4,7 @@
     .venv/bin/python benchmarks/profile.py --load send --seconds 10
     .venv/bin/python benchmarks/profile.py --load stream
     .venv/bin/python benchmarks/profile.py --load fanout
+    .venv/bin/python benchmarks/profile.py --load subscribe
 
 Starts the server pinned like ``run.py`` does, records it with ``py-spy record --format raw``
 while the load runs, writes the collapsed stacks to ``benchmarks/results/`` (feed them to any
@@ -20,6 +21,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import trio
@@ -34,14 +36,16 @@ RESULTS = Path(__file__).resolve().parent / "results"
 PACKAGES = ("a2a_trio/", "quart/", "quart_trio/", "hypercorn/", "trio/", "cattrs/", "h11/")
 
 
-async def _send(server: Server, seconds: float) -> str:
+async def _send(server: Server, seconds: float, begin: Callable[[], Awaitable[None]]) -> str:
+    await begin()
     result = await closed_loop(
         server.port, payloads.send_message, concurrency=16, warmup=0.0, duration=seconds
     )
     return f"{result.rate:,.0f} req/s, p50 {result.latency.p50_ms:.1f} ms"
 
 
-async def _stream(server: Server, seconds: float) -> str:
+async def _stream(server: Server, seconds: float, begin: Callable[[], Awaitable[None]]) -> str:
+    await begin()
     result = await closed_loop(
         server.port,
         payloads.send_streaming_message,
@@ -53,7 +57,7 @@ async def _stream(server: Server, seconds: float) -> str:
     return f"{result.rate:,.0f} streams/s, TTFE p50 {result.ttfe.p50_ms:.1f} ms"
 
 
-async def _fanout(server: Server, seconds: float) -> str:
+async def _fanout(server: Server, seconds: float, begin: Callable[[], Awaitable[None]]) -> str:
     with tempfile.TemporaryDirectory(prefix="a2a-bench-") as tmp:
         trigger = Path(tmp) / "go"
         events = int(seconds / 0.05)
@@ -64,16 +68,31 @@ async def _fanout(server: Server, seconds: float) -> str:
             nursery.start_soon(pool.run)
             with trio.move_on_after(120):
                 await pool.settled.wait()
+            await begin()
             await trio.Path(trigger).touch()
             with trio.move_on_after(seconds + 60):
                 await pool.finished.wait()
             nursery.cancel_scope.cancel()
     delays = sorted(d for s in pool.streams for d in s.delays)
     p99 = delays[int(len(delays) * 0.99)] * 1000 if delays else float("nan")
-    return f"{len(delays):,} deliveries, p99 {p99:.1f} ms (includes the ramp-up in the profile)"
+    return f"{len(delays):,} deliveries to {pool.connected:,} subscribers, p99 {p99:.1f} ms"
 
 
-LOADS = {"send": _send, "stream": _stream, "fanout": _fanout}
+async def _subscribe(server: Server, seconds: float, begin: Callable[[], Awaitable[None]]) -> str:
+    with tempfile.TemporaryDirectory(prefix="a2a-bench-") as tmp:
+        release = Path(tmp) / "release"
+        ids = await create_tasks(server.port, 20, {"bench": "hold", "file": str(release)})
+        pool = StreamPool(server.port, [payloads.subscribe(ids[i % 20]) for i in range(20_000)])
+        await begin()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(pool.run)
+            await trio.sleep(seconds)
+            await trio.Path(release).touch()
+            nursery.cancel_scope.cancel()
+    return f"{pool.connected:,} subscriptions opened in {seconds:g} s"
+
+
+LOADS = {"send": _send, "stream": _stream, "fanout": _fanout, "subscribe": _subscribe}
 
 
 def summarise(raw: Path, top: int) -> list[str]:
@@ -105,18 +124,21 @@ def summarise(raw: Path, top: int) -> list[str]:
     return lines
 
 
-async def profile(load: str, seconds: float, rate: int, raw: Path) -> str:
+async def profile(load: str, seconds: float, rate: int, raw: Path, source: str) -> str:
     pinned = pin_loadgen()
-    settings = Settings(quick=True, pinned=pinned, servers=(OURS,))
+    settings = Settings(quick=True, pinned=pinned, servers=(OURS,), a2a_trio_path=source)
     async with open_servers((OURS,), settings) as servers:
         server = servers[OURS]
         spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
         argv = [spy, "record", "--pid", str(server.pid), "--format", "raw", "--rate", str(rate)]
         argv += ["--duration", str(int(seconds)), "--output", str(raw), "--nonblocking"]
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(_record, argv)
-            await trio.sleep(0.5)
-            summary = await LOADS[load](server, seconds)
+
+            async def begin() -> None:
+                nursery.start_soon(_record, argv)
+                await trio.sleep(0.5)
+
+            summary = await LOADS[load](server, seconds, begin)
     return summary
 
 
@@ -132,11 +154,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--rate", type=int, default=250, help="py-spy samples per second")
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--a2a-trio-from", default="", metavar="DIR", help="as in run.py")
     args = parser.parse_args()
     RESULTS.mkdir(exist_ok=True)
     stamp = time.strftime("%Y-%m-%dT%H%M%SZ", time.gmtime())
     raw = RESULTS / f"profile-{args.load}-{stamp}.txt"
-    summary = trio.run(profile, args.load, args.seconds, args.rate, raw)
+    summary = trio.run(profile, args.load, args.seconds, args.rate, raw, args.a2a_trio_from)
     print(f"load: {args.load}, {summary}")
     print("\n".join(summarise(raw, args.top)))
     print(f"(collapsed stacks in {raw})")

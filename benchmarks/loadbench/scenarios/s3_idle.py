@@ -37,7 +37,7 @@ async def _hold(server: Server, n: int, settings: Settings, release: Path) -> li
     async with trio.open_nursery() as nursery:
         nursery.start_soon(pool.run)
         began = trio.current_time()
-        with trio.move_on_after(settings.pick(30.0, 180.0)):
+        with trio.move_on_after(settings.pick(30.0, 400.0)):
             await pool.settled.wait()
         ramp = trio.current_time() - began
         connected = pool.connected
