@@ -45,9 +45,8 @@ class Job:
         self._lock = trio.Lock()
         self._changed = trio.lowlevel.ParkingLot()
         self._on_change = on_change or trio.lowlevel.ParkingLot()
-        self._inbox: trio.MemoryReceiveChannel[m.Message]
-        self._outbox: trio.MemorySendChannel[m.Message]
-        self._outbox, self._inbox = trio.open_memory_channel[m.Message](1)
+        self._reply: m.Message | None = None
+        self._mail = trio.lowlevel.ParkingLot()
         self._unsaved = [self.log.publish(task)]
 
     @property
@@ -116,10 +115,18 @@ class Job:
 
     def deliver(self, message: m.Message) -> None:
         """Hand a follow-up message to the handler waiting in ``ctx.ask``."""
-        self._outbox.send_nowait(message)
+        if self._reply is not None:
+            raise RuntimeError("a follow-up message is already waiting")
+        self._reply = message
+        self._mail.unpark_all()
 
     async def next_message(self) -> m.Message:
-        return await self._inbox.receive()
+        """The next follow-up message (waits; cancellation loses nothing)."""
+        await trio.lowlevel.checkpoint()
+        while self._reply is None:
+            await self._mail.park()
+        reply, self._reply = self._reply, None
+        return reply
 
 
 def replace_history_message(task: m.Task, message: m.Message) -> m.Message:
