@@ -101,7 +101,7 @@ def main() -> None:
     started = time.strftime("%Y-%m-%dT%H%M%SZ", time.gmtime())
     sections = trio.run(_run_all, numbers, settings)
     header = [f"- Run: {started}, scenarios {', '.join(map(str, numbers))}"]
-    header += machine(quick=args.quick, pinned=pinned)
+    header += machine(quick=args.quick, pinned=pinned, a2a_trio_from=args.a2a_trio_from)
     report = render("a2a_trio benchmarks", header, sections)
     print(report)
     if not args.no_save:

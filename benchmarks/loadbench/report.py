@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
@@ -38,7 +39,21 @@ def _version(name: str) -> str:
         return "not installed"
 
 
-def machine(*, quick: bool, pinned: bool) -> list[str]:
+def _commit() -> str:
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=Path(__file__).parent,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return done.stdout.strip()
+
+
+def machine(*, quick: bool, pinned: bool, a2a_trio_from: str = "") -> list[str]:
     """Markdown lines describing the machine, the interpreter and the package versions."""
     versions = ", ".join(f"{name} {_version(name)}" for name in PACKAGES)
     pinning = (
@@ -48,6 +63,7 @@ def machine(*, quick: bool, pinned: bool) -> list[str]:
         f"- CPU: {_cpu_model()}, {os.cpu_count()} cores; {pinning}",
         f"- Python {platform.python_version()} ({sys.executable}) on Linux {platform.release()}",
         f"- Packages: {versions}",
+        f"- a2a_trio imported from {a2a_trio_from or 'the checkout'}; checkout at {_commit()}",
         "- Load generator: one trio process, raw HTTP/1.1 over trio sockets (loadbench.client)",
         f"- Mode: {'quick (short windows, small N: for development only)' if quick else 'full'}",
     ]
