@@ -15,8 +15,11 @@ from a2a.client import A2ACardResolver, Client, ClientConfig, create_client
 from a2a.client.transports.jsonrpc import JsonRpcTransport
 from a2a.utils.errors import (
     ExtendedAgentCardNotConfiguredError,
+    InvalidParamsError,
     PushNotificationNotSupportedError,
     TaskNotCancelableError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
 )
 
 from .agents import agent, cleanups, gates
@@ -335,6 +338,65 @@ async def test_subscribe_to_a_running_task(client: Client, streaming: Client) ->
     assert texts(events[2].artifact_update.artifact.parts) == ["done"]
     assert events[3].status_update.task_id == task.id
     assert events[3].status_update.status.state == COMPLETED
+
+
+async def test_subscribe_stays_open_through_input_required(
+    client: Client, streaming: Client
+) -> None:
+    first = await send_task(client, request(message("start", "ask")))
+    assert first.status.state == t.TaskState.TASK_STATE_INPUT_REQUIRED
+
+    events: list[t.StreamResponse] = []
+    with trio.fail_after(5):
+        subscription = streaming.subscribe(t.SubscribeToTaskRequest(id=first.id))
+        async with aclosing(subscription) as stream:  # type: ignore[type-var]
+            async for event in stream:
+                events.append(event)
+                if len(events) == 1:  # answer while subscribed: the follow-up goes elsewhere
+                    done = await send_task(client, request(message("Cy", task_id=first.id)))
+                    assert done.status.state == COMPLETED
+    assert events[0].task.status.state == t.TaskState.TASK_STATE_INPUT_REQUIRED
+    states = [e.status_update.status.state for e in events if e.HasField("status_update")]
+    assert states[0] == WORKING
+    assert states[-1] == COMPLETED
+    artifacts = [e.artifact_update for e in events if e.HasField("artifact_update")]
+    assert [texts(a.artifact.parts) for a in artifacts] == [["hello Cy"]]
+
+
+async def test_cancel_a_task_waiting_for_input(client: Client) -> None:
+    first = await send_task(client, request(message("start", "ask")))
+    assert first.status.state == t.TaskState.TASK_STATE_INPUT_REQUIRED
+    canceled = await client.cancel_task(t.CancelTaskRequest(id=first.id))
+    assert canceled.status.state == t.TaskState.TASK_STATE_CANCELED
+    with pytest.raises(UnsupportedOperationError):  # a canceled task takes no more input
+        await send(client, request(message("late", task_id=first.id)))
+
+
+async def test_parked_job_streams_deduplicated_progress_then_its_result(
+    streaming: Client,
+) -> None:
+    events = await collect(streaming.send_message(request(message("x", "parked"))))
+    assert events[0].HasField("task")
+    working = [
+        e.status_update.status
+        for e in events
+        if e.HasField("status_update") and e.status_update.status.state == WORKING
+    ]
+    assert [status.message.metadata["progress"] for status in working] == [0.0, 0.5]
+    (artifact,) = [e.artifact_update.artifact for e in events if e.HasField("artifact_update")]
+    assert artifact.parts[0].data.struct_value["answer"] == 42
+    assert events[-1].status_update.status.state == COMPLETED
+
+
+async def test_unary_errors_map_to_sdk_exceptions(client: Client) -> None:
+    with pytest.raises(TaskNotFoundError):
+        await client.get_task(t.GetTaskRequest(id="no-such-task"))
+    with pytest.raises(TaskNotFoundError):
+        await client.cancel_task(t.CancelTaskRequest(id="no-such-task"))
+    with pytest.raises(InvalidParamsError):
+        await send(client, request(message("x", "no-such-skill")))
+    with pytest.raises(InvalidParamsError):
+        await client.list_tasks(t.ListTasksRequest(page_size=101))
 
 
 # --- multi-turn and message-only skills ----------------------------------------------------
