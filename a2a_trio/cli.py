@@ -58,10 +58,18 @@ Token = Annotated[
     str | None,
     typer.Option("--token", envvar="A2A_TOKEN", help="Bearer token ($A2A_TOKEN)."),
 ]
+Skill = Annotated[
+    str, typer.Option(help="Address this skill (sets metadata.skillId, as a2a_trio routes).")
+]
 Binding = Annotated[
     list[str] | None,
     typer.Option("--binding", help="Preferred binding: JSONRPC or HTTP+JSON (repeatable)."),
 ]
+
+
+def _message(text: str, context_id: str, task_id: str, skill: str) -> m.Message:
+    metadata: m.JsonObject | None = {"skillId": skill} if skill else None
+    return m.text_message(text, context_id=context_id, task_id=task_id, metadata=metadata)
 
 
 def _headers(values: Sequence[str] | None) -> dict[str, str]:
@@ -195,6 +203,7 @@ def send(
     text: Annotated[str, typer.Argument(help="The message text.")],
     context_id: Annotated[str, typer.Option(help="Continue this context.")] = "",
     task_id: Annotated[str, typer.Option(help="Continue this task.")] = "",
+    skill: Skill = "",
     no_wait: Annotated[
         bool, typer.Option("--no-wait", help="Return as soon as the task exists.")
     ] = False,
@@ -206,9 +215,8 @@ def send(
     """Send a message and print the answer (waits for the task to finish)."""
 
     async def body(client: Client) -> None:
-        result = await client.send(
-            text, context_id=context_id, task_id=task_id, return_immediately=no_wait
-        )
+        message = _message(text, context_id, task_id, skill)
+        result = await client.send(message, return_immediately=no_wait)
         _show_result(result, json=json)
 
     _client_call(url, header, token, binding, body)
@@ -220,6 +228,7 @@ def stream(
     text: Annotated[str, typer.Argument(help="The message text.")],
     context_id: Annotated[str, typer.Option(help="Continue this context.")] = "",
     task_id: Annotated[str, typer.Option(help="Continue this task.")] = "",
+    skill: Skill = "",
     json: Json = False,
     header: Headers = None,
     token: Token = None,
@@ -228,7 +237,7 @@ def stream(
     """Send a message and show status, progress and artifacts live as they arrive."""
 
     async def body(client: Client) -> None:
-        await _follow(client.stream(text, context_id=context_id, task_id=task_id), json=json)
+        await _follow(client.stream(_message(text, context_id, task_id, skill)), json=json)
 
     _client_call(url, header, token, binding, body)
 

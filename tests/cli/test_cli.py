@@ -214,13 +214,14 @@ def test_live_view_in_a_terminal(sdk_agent: str) -> None:
         child.expect("WORKING")
         assert "COMPLETED" not in (child.before or "")
         child.expect("echoing")  # the status message
-        child.expect("slow")  # the first artifact chunk, before the last one
+        child.expect("slow")  # the first artifact chunk...
+        assert "slow live" not in (child.before or "")
+        child.expect("slow live")  # ...then the whole artifact
         child.expect("COMPLETED")
         child.expect(pexpect.EOF)
     finally:
         child.close()
     assert child.exitstatus == 0
-    assert "slow live" in (child.before or "") + "slow live"
 
 
 @pytest.fixture
