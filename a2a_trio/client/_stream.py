@@ -117,13 +117,14 @@ class EventStream:
             try:
                 chunk = await self._next_chunk()
             except TransportError as exc:
-                await self._resume(exc)
-                continue
+                chunk, cause = None, exc
+            else:
+                cause = TransportError("the stream ended before the task did")
             if chunk is None:
-                if self._final_seen:
+                if self._final_seen:  # the last event is in: how the stream ended is moot
                     await self.aclose()
                 else:
-                    await self._resume(TransportError("the stream ended before the task did"))
+                    await self._resume(cause)
                 continue
             try:
                 sse_events = self._decoder.feed(chunk)

@@ -290,3 +290,21 @@ async def test_header_provider_is_called_per_request() -> None:
         "Bearer fresh-3",
     ]
     assert agent.requests[-1].headers["a2a-extensions"] == "urn:x, urn:y"
+
+
+async def test_a_drop_after_the_final_event_is_not_resumed() -> None:
+    async def handler(request: Request, reply: Reply) -> None:
+        await reply.start_sse()
+        await reply.event(stream_result(TASK), event_id="1")
+        await reply.event(stream_result(status(m.TaskState.COMPLETED)), event_id="2")
+        await reply.stream.aclose()  # broken chunked body, but the task had finished
+
+    async with (
+        open_stub_agent(handler) as agent,
+        open_client(agent.url, reconnect=FAST) as client,
+        client.stream("go") as events,
+    ):
+        seen = [event async for event in events]
+    assert seen == [TASK, status(m.TaskState.COMPLETED)]
+    assert events.reconnects == 0
+    assert [method(r) for r in agent.requests[1:]] == ["SendStreamingMessage"]
