@@ -21,6 +21,7 @@ from ._errors import (
     TransportError,
 )
 from ._options import Reconnect, Timeouts
+from ._signing import CardVerifier
 from ._stream import EventStream
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "ApiKeyAuth",
     "BearerAuth",
     "CardCache",
+    "CardVerifier",
     "Client",
     "ClientError",
     "EventStream",

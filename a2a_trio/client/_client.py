@@ -12,6 +12,7 @@ from .. import model as m
 from ._bindings import Op
 from ._card import CardCache, choose_binding, fetch_card
 from ._options import DEFAULT_BINDINGS, DEFAULT_RECONNECT, DEFAULT_TIMEOUTS, Reconnect, Timeouts
+from ._signing import CardVerifier
 from ._stream import EventStream
 from ._transport import Transport
 
@@ -248,6 +249,7 @@ async def open_client(
     timeouts: Timeouts = DEFAULT_TIMEOUTS,
     reconnect: Reconnect = DEFAULT_RECONNECT,
     card_cache: CardCache | None = None,
+    verifier: CardVerifier | None = None,
     http: httpx.AsyncClient | None = None,
 ) -> AsyncIterator[Client]:
     """Open a client for the agent at a base URL, a card URL, or described by a card.
@@ -267,10 +269,12 @@ async def open_client(
         timeouts: connect/read limits (streams have no read limit by default).
         reconnect: how dropped streams are resumed.
         card_cache: a shared :class:`CardCache`; without one the card is fetched every time.
+        verifier: require the card to carry a signature that verifies with one of these keys.
         http: an ``httpx.AsyncClient`` to use (not closed here); else one is opened and closed.
 
     Raises:
-        AgentCardError: no card, an invalid card, or no interface this client speaks.
+        AgentCardError: no card, an invalid or unverified card, or no interface this client
+            speaks.
         TransportError: the agent could not be reached.
     """
     async with _http_client(http) as client:
@@ -278,6 +282,8 @@ async def open_client(
             card = await fetch_card(client, agent, cache=card_cache, auth=auth, timeouts=timeouts)
         else:
             card = agent
+        if verifier is not None:
+            verifier.verify(card)
         interface, binding = choose_binding(card, bindings, versions=versions, tenant=tenant)
         extra = dict(headers or {})
         if extensions:
