@@ -23,7 +23,9 @@ import trio
 
 from .. import model as m
 from ..errors import (
+    A2AError,
     AgentMisuseError,
+    InternalError,
     InvalidParamsError,
     StoreError,
     TaskNotCancelableError,
@@ -356,15 +358,19 @@ class TaskRuntime:
 
     async def _reply(self, scope: CallerScope, skill: Skill, message: m.Message) -> m.Message:
         ctx = TaskContext(None, message, caller=scope)
-        value = await skill.handler(ctx)
         context_id = message.context_id or m.new_id()
-        if isinstance(value, m.Message):
-            return attrs.evolve(value, context_id=value.context_id or context_id)
+        try:
+            value = await skill.handler(ctx)
+            if isinstance(value, m.Message):
+                return attrs.evolve(value, context_id=value.context_id or context_id)
+            parts = _reply_parts(value)
+        except A2AError:
+            raise
+        except Exception:  # as for tasks: the handler's bug is logged, never leaked
+            logger.exception("message-only skill %r failed", skill.id)
+            raise InternalError(INTERNAL_FAILURE) from None
         return m.Message(
-            message_id=m.new_id(),
-            role=m.Role.AGENT,
-            parts=_reply_parts(value),
-            context_id=context_id,
+            message_id=m.new_id(), role=m.Role.AGENT, parts=parts, context_id=context_id
         )
 
     # --- running a job --------------------------------------------------------------------
@@ -398,6 +404,7 @@ class TaskRuntime:
             if isinstance(value, JobHandle):
                 job.parked = True
                 value = await poll_job(ctx, value, interval=self.config.poll_interval)
+            return _completion(job.task, value)  # inside: an unusable value fails this task
         except TaskRejected as exc:
             return TaskUpdate(
                 state=m.TaskState.REJECTED, status_message=agent_message(job.task, exc.reason)
@@ -411,7 +418,6 @@ class TaskRuntime:
             return TaskUpdate(
                 state=m.TaskState.FAILED, status_message=agent_message(job.task, INTERNAL_FAILURE)
             )
-        return _completion(job.task, value)
 
     async def _settle(self, job: Job, final: TaskUpdate) -> None:
         try:

@@ -9,14 +9,19 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import AsyncIterator
+from functools import partial
 from typing import Any
 
 import httpx
 import orjson
+import pytest
 import trio
 
+from a2a_trio import Agent, ServerConfig, TaskContext, serve
+
 from .agents import gates
-from .conftest import rpc, user_message
+from .conftest import V1_HEADERS, rpc, user_message
 
 MiB = 1024 * 1024
 DEFAULT_LIMIT = 10 * MiB  # ServerConfig.max_body_bytes
@@ -582,3 +587,65 @@ async def test_reject_ends_the_task_rejected(http: httpx.AsyncClient) -> None:
     assert task["status"]["message"]["parts"] == [{"text": "not my job"}]
     stored = result_of(await call(http, "GetTask", {"id": task["id"]}, rid=70), 70)
     assert stored["status"]["state"] == "TASK_STATE_REJECTED"
+
+
+# --- agent bugs that must stay inside their task or request -----------------------------------
+
+faulty = Agent("faulty agent", "Skills with bugs of their own")
+
+
+@faulty.skill(default=True)
+async def fine(ctx: TaskContext) -> str:
+    return "fine"
+
+
+@faulty.skill()
+async def unusable_result(ctx: TaskContext) -> object:
+    """Return a value no artifact can hold (an agent bug the runtime notices after the call)."""
+    return object()
+
+
+@faulty.skill(message_only=True)
+async def quick_boom(ctx: TaskContext) -> str:
+    raise RuntimeError("secret internal detail /etc/passwd")
+
+
+@faulty.skill(message_only=True)
+async def quick_nothing(ctx: TaskContext) -> None:
+    return None
+
+
+@pytest.fixture
+async def faulty_http(nursery: trio.Nursery) -> AsyncIterator[httpx.AsyncClient]:
+    url: str = await nursery.start(
+        partial(serve, faulty, port=0, config=ServerConfig(keepalive=0.2))
+    )
+    async with httpx.AsyncClient(base_url=url, headers=V1_HEADERS, timeout=10) as client:
+        yield client
+
+
+async def assert_fine(http: httpx.AsyncClient) -> None:
+    task = result_of(await call(http, "SendMessage", {"message": user_message("x")}), 1)["task"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert task["artifacts"][0]["parts"] == [{"text": "fine"}]
+
+
+async def test_an_unusable_result_fails_only_its_task(faulty_http: httpx.AsyncClient) -> None:
+    message = user_message("x", skill="unusable_result")
+    response = await call(faulty_http, "SendMessage", {"message": message}, rid="bad")
+    task = result_of(response, "bad")["task"]
+    assert task["status"]["state"] == "TASK_STATE_FAILED"
+    assert task["status"]["message"]["parts"] == [{"text": INTERNAL_FAILURE}]
+    await assert_fine(faulty_http)  # the runtime (and every other task) lives on
+
+
+async def test_a_failing_message_only_skill_is_an_internal_error(
+    faulty_http: httpx.AsyncClient,
+) -> None:
+    for skill in ("quick_boom", "quick_nothing"):
+        for method in ("SendMessage", "SendStreamingMessage"):
+            rid = f"{method}/{skill}"
+            message = user_message("x", skill=skill)
+            error = error_of(await call(faulty_http, method, {"message": message}, rid), rid)
+            assert error["code"] == -32603
+    await assert_fine(faulty_http)
