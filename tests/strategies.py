@@ -134,30 +134,39 @@ class Strategies:
             history_length=st.none() | int32,
             return_immediately=st.booleans(),
         )
-        flows = st.one_of(
+        flow_choices = [
             st.builds(
                 m.AuthorizationCodeOAuthFlow,
                 authorization_url=text,
                 token_url=text,
                 scopes=scopes,
                 refresh_url=text,
-                pkce_required=st.booleans(),
+                pkce_required=st.booleans() if v1 else st.just(False),
             ),
             st.builds(
                 m.ClientCredentialsOAuthFlow, token_url=text, scopes=scopes, refresh_url=text
             ),
             st.builds(m.ImplicitOAuthFlow, authorization_url=text, refresh_url=text, scopes=scopes),
             st.builds(m.PasswordOAuthFlow, token_url=text, refresh_url=text, scopes=scopes),
-            st.builds(
-                m.DeviceCodeOAuthFlow,
-                device_authorization_url=text,
-                token_url=text,
-                scopes=scopes,
-                refresh_url=text,
-            ),
-        )
+        ]
+        if v1:  # v0.3 has no device code flow (a2a_trio writes it; other v0.3 readers drop it)
+            flow_choices.append(
+                st.builds(
+                    m.DeviceCodeOAuthFlow,
+                    device_authorization_url=text,
+                    token_url=text,
+                    scopes=scopes,
+                    refresh_url=text,
+                )
+            )
+        flows = st.one_of(flow_choices)
         schemes = st.one_of(
-            st.builds(m.APIKeySecurityScheme, location=text, name=text, description=text),
+            st.builds(
+                m.APIKeySecurityScheme,
+                location=text if v1 else st.sampled_from(["header", "query", "cookie"]),
+                name=text,
+                description=text,
+            ),
             st.builds(m.HTTPAuthSecurityScheme, scheme=text, description=text, bearer_format=text),
             st.builds(
                 m.OAuth2SecurityScheme,
@@ -215,8 +224,13 @@ class Strategies:
                 lambda pairs, version: tuple(
                     m.AgentInterface(url, binding, version) for url, binding in pairs
                 ),
-                st.lists(st.tuples(text, text), min_size=1, max_size=3, unique=True),
-                st.sampled_from(["0.3.0", "0.2.9"]),
+                st.lists(
+                    st.tuples(text, st.sampled_from(["JSONRPC", "GRPC", "HTTP+JSON"])),
+                    min_size=1,
+                    max_size=3,
+                    unique=True,
+                ),
+                st.sampled_from(["0.3.0", "0.3"]),
             )
         card = st.builds(
             m.AgentCard,

@@ -432,8 +432,6 @@ class V03Codec:
             conv.register_structure_hook(enum_cls, decode)
         conv.register_unstructure_hook_factory(attrs.has, lambda cls: camel_encoder(conv, cls))
         conv.register_structure_hook_factory(attrs.has, lambda cls: camel_decoder(conv, cls))
-        # Encoders are generated eagerly below and bind the hooks of their field types: the
-        # oneof hooks must come first.
         conv.register_unstructure_hook_func(lambda t: t is m.Part, _encode_part)
         conv.register_structure_hook_func(lambda t: t is m.Part, self._decode_part)
         self._security_hooks()
@@ -493,6 +491,18 @@ class V03Codec:
 
     # --- registration helpers -------------------------------------------------------------
 
+    def _lazy(
+        self,
+        cls: type,
+        make_encode: Callable[[], Callable[[Any], Any]],
+        make_decode: Callable[[], Callable[[Any, Any], Any]],
+    ) -> None:
+        """Hooks for ``cls`` built on first use: a generated function binds the hooks of its
+        field types when it is made, so it must be made after every hook is registered."""
+        conv = self._conv
+        conv.register_unstructure_hook_factory(lambda t: t is cls, lambda _t: make_encode())
+        conv.register_structure_hook_factory(lambda t: t is cls, lambda _t: make_decode())
+
     def _both(
         self,
         cls: type,
@@ -502,30 +512,38 @@ class V03Codec:
         omit: tuple[str, ...] = (),
     ) -> None:
         conv = self._conv
-        conv.register_unstructure_hook(
-            cls, camel_encoder(conv, cls, renames=renames, always=always, omit=omit)
+        self._lazy(
+            cls,
+            lambda: camel_encoder(conv, cls, renames=renames, always=always, omit=omit),
+            lambda: camel_decoder(conv, cls, renames=renames, omit=omit),
         )
-        conv.register_structure_hook(cls, camel_decoder(conv, cls, renames=renames, omit=omit))
 
     def _tagged(self, cls: type, *, always: tuple[str, ...]) -> None:
         """A result class: written with its ``kind``; on input a ``kind`` must match if given."""
-        kind = RESULT_KINDS[cls]
-        encode = camel_encoder(self._conv, cls, always=always)
-        decode = camel_decoder(self._conv, cls)
+        conv, kind = self._conv, RESULT_KINDS[cls]
 
-        def encode_tagged(value: Any) -> dict[str, Any]:
-            out = encode(value)
-            out["kind"] = kind
-            return out
+        def make_encode() -> Callable[[Any], dict[str, Any]]:
+            encode = camel_encoder(conv, cls, always=always)
 
-        def decode_tagged(data: Any, _type: Any) -> Any:
-            given = expect_object(data).get("kind", kind)
-            if given != kind:
-                raise InvalidParamsError(f"kind must be {kind!r}, got {str(given)[:40]!r}")
-            return decode(data, cls)
+            def encode_tagged(value: Any) -> dict[str, Any]:
+                out = encode(value)
+                out["kind"] = kind
+                return out
 
-        self._conv.register_unstructure_hook(cls, encode_tagged)
-        self._conv.register_structure_hook(cls, decode_tagged)
+            return encode_tagged
+
+        def make_decode() -> Callable[[Any, Any], Any]:
+            decode = camel_decoder(conv, cls)
+
+            def decode_tagged(data: Any, _type: Any) -> Any:
+                given = expect_object(data).get("kind", kind)
+                if given != kind:
+                    raise InvalidParamsError(f"kind must be {kind!r}, got {str(given)[:40]!r}")
+                return decode(data, cls)
+
+            return decode_tagged
+
+        self._lazy(cls, make_encode, make_decode)
 
     def _unstructure_via(self, to03: Callable[[Any], Any]) -> Callable[[Any], Any]:
         conv = self._conv
@@ -551,25 +569,32 @@ class V03Codec:
         """``tasks/list``: ``lastUpdatedAfter`` is Unix milliseconds, a v1.0 timestamp."""
         conv, cls = self._conv, m.ListTasksRequest
         omit = ("tenant", "status_timestamp_after")
-        encode = camel_encoder(conv, cls, omit=omit)
-        decode = camel_decoder(conv, cls, omit=omit)
 
-        def encode_list(request: m.ListTasksRequest) -> dict[str, Any]:
-            out = encode(request)
-            if request.status_timestamp_after is not None:
-                after = request.status_timestamp_after - EPOCH
-                out["lastUpdatedAfter"] = after // timedelta(milliseconds=1)
-            return out
+        def make_encode() -> Callable[[Any], dict[str, Any]]:
+            encode = camel_encoder(conv, cls, omit=omit)
 
-        def decode_list(data: Any, _type: Any) -> m.ListTasksRequest:
-            request: m.ListTasksRequest = decode(data, cls)
-            after = expect_object(data).get("lastUpdatedAfter")
-            if after is None:
-                return request
-            return attrs.evolve(request, status_timestamp_after=_millis_to_datetime(after))
+            def encode_list(request: m.ListTasksRequest) -> dict[str, Any]:
+                out = encode(request)
+                if request.status_timestamp_after is not None:
+                    after = request.status_timestamp_after - EPOCH
+                    out["lastUpdatedAfter"] = after // timedelta(milliseconds=1)
+                return out
 
-        conv.register_unstructure_hook(cls, encode_list)
-        conv.register_structure_hook(cls, decode_list)
+            return encode_list
+
+        def make_decode() -> Callable[[Any, Any], m.ListTasksRequest]:
+            decode = camel_decoder(conv, cls, omit=omit)
+
+            def decode_list(data: Any, _type: Any) -> m.ListTasksRequest:
+                request: m.ListTasksRequest = decode(data, cls)
+                after = expect_object(data).get("lastUpdatedAfter")
+                if after is None:
+                    return request
+                return attrs.evolve(request, status_timestamp_after=_millis_to_datetime(after))
+
+            return decode_list
+
+        self._lazy(cls, make_encode, make_decode)
 
     def _security_hooks(self) -> None:
         conv = self._conv
