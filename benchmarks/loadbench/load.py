@@ -29,6 +29,18 @@ class LoadResult:
     first_event: list[float] = attrs.Factory(list)
     errors: int = 0
     error_sample: str = ""
+    server_cpu: float = float("nan")
+    """CPU seconds the server used inside the window (NaN when not sampled)."""
+
+    @property
+    def cpu_ms(self) -> float:
+        """Server CPU milliseconds per completed request: its own cost, whatever the load."""
+        return self.server_cpu * 1000 / len(self.latencies) if self.latencies else float("nan")
+
+    @property
+    def capacity(self) -> float:
+        """Requests per server CPU second: the rate one whole core would sustain."""
+        return len(self.latencies) / self.server_cpu if self.server_cpu > 0 else float("nan")
 
     @property
     def rate(self) -> float:
@@ -99,6 +111,13 @@ async def _stream_worker(
                 result.first_event.append(first - began)
 
 
+async def _sample_cpu(cpu: Callable[[], float], window: Window, result: LoadResult) -> None:
+    await trio.sleep(max(0.0, window.start - time.perf_counter()))
+    began = cpu()
+    await trio.sleep(max(0.0, window.end - time.perf_counter()))
+    result.server_cpu = cpu() - began
+
+
 async def closed_loop(
     port: int,
     make_body: Callable[[], bytes],
@@ -107,8 +126,13 @@ async def closed_loop(
     warmup: float,
     duration: float,
     streaming: bool = False,
+    cpu: Callable[[], float] | None = None,
 ) -> LoadResult:
-    """Run ``concurrency`` workers against ``127.0.0.1:port`` and return what they measured."""
+    """Run ``concurrency`` workers against ``127.0.0.1:port`` and return what they measured.
+
+    ``cpu`` (e.g. ``Server.cpu_seconds``) is read at both ends of the window, so the result
+    also says how much server CPU the counted requests took.
+    """
     result = LoadResult(seconds=duration)
     window = Window.after(warmup, duration)
     worker = _stream_worker if streaming else _request_worker
@@ -116,6 +140,8 @@ async def closed_loop(
         async with trio.open_nursery() as nursery:
             for _ in range(concurrency):
                 nursery.start_soon(worker, port, make_body, window, result)
+            if cpu is not None:
+                nursery.start_soon(_sample_cpu, cpu, window, result)
     if scope.cancelled_caught:
         result.errors += 1
         result.error_sample = result.error_sample or "run hit its hard deadline"

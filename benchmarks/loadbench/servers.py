@@ -60,6 +60,11 @@ class Server:
                 return int(line.split()[1])
         raise RuntimeError(f"no VmRSS for pid {self.pid}")
 
+    def cpu_seconds(self) -> float:
+        """User plus system CPU time the process has used so far."""
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def fd_count(self) -> int:
         """Open file descriptors (sockets included)."""
         return len(os.listdir(f"/proc/{self.pid}/fd"))

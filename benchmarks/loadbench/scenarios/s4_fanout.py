@@ -32,6 +32,7 @@ COLUMNS = (
     "p50 ms",
     "p99 ms",
     "max ms",
+    "server CPU us/frame",
     "errors",
 )
 
@@ -46,9 +47,11 @@ async def _fan_out(
         nursery.start_soon(pool.run)
         with trio.move_on_after(settings.pick(30.0, 120.0)):
             await pool.settled.wait()
+        cpu0 = server.cpu_seconds()
         await trio.Path(trigger).touch()
         with trio.move_on_after(events * INTERVAL + settings.pick(20.0, 60.0)):
             await pool.finished.wait()
+        cpu = server.cpu_seconds() - cpu0
         nursery.cancel_scope.cancel()
     delays = [d for stream in pool.streams for d in stream.delays]
     lat = Latency.of(delays)
@@ -56,7 +59,8 @@ async def _fan_out(
     cut = sum(s.connected and not s.terminal for s in pool.streams)
     errors = "; ".join(pool.errors())[:200] or "none"
     row: list[object] = [server.name, pool.connected, lat.count, subscribers * events, cut]
-    row += [lat.p50_ms, lat.p99_ms, worst, errors]
+    per_frame = cpu * 1e6 / lat.count if lat.count else float("nan")
+    row += [lat.p50_ms, lat.p99_ms, worst, per_frame, errors]
     return lat, row
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import attrs
 
 from loadbench.scenario import OURS, Section, Settings
-from loadbench.scenarios.s1_send import CONCURRENCY, measure_send
+from loadbench.scenarios.s1_send import COLUMNS, CONCURRENCY, CPU_NOTE, measure_send
 from loadbench.stats import ratio
 
 FLOORS = ("asgi floor", "quart floor")
@@ -18,17 +18,20 @@ FLOORS = ("asgi floor", "quart floor")
 async def run(settings: Settings) -> Section:
     section = Section(
         "6. The floor (same load as 1; fixed JSON body on hypercorn -k trio)",
-        ["server", "concurrency", "req/s", "p50 ms", "p99 ms", "errors"],
+        COLUMNS,
     )
     wide = attrs.evolve(settings, servers=(*settings.servers, *FLOORS))
     results = await measure_send((OURS, *FLOORS), wide, section)
+    section.notes.append(CPU_NOTE)
     for concurrency in CONCURRENCY:
         ours = results.get((OURS, concurrency))
         for floor in FLOORS:
             base = results.get((floor, concurrency))
             if ours and base:
                 share = ratio(ours.rate, base.rate)
+                per_cpu = ratio(ours.capacity, base.capacity)
                 section.notes.append(
-                    f"c={concurrency}: a2a_trio reaches {share:.0%} of the {floor}"
+                    f"c={concurrency}: a2a_trio reaches {share:.0%} of the {floor}'s req/s "
+                    f"({per_cpu:.0%} per server CPU second)"
                 )
     return section
