@@ -223,6 +223,14 @@ async def test_get_task_history_length(client: Client) -> None:
     two = await client.get_task(t.GetTaskRequest(id=first.id, history_length=2))
     assert list(two.history) == list(full.history[-2:])
 
+    more = await client.get_task(t.GetTaskRequest(id=first.id, history_length=1000))
+    assert list(more.history) == list(full.history)
+
+    listed = await client.list_tasks(t.ListTasksRequest(history_length=1))
+    assert [list(task.history) for task in listed.tasks] == [[full.history[-1]]]
+    listed = await client.list_tasks(t.ListTasksRequest(history_length=0))
+    assert [len(task.history) for task in listed.tasks] == [0]
+
 
 async def test_send_configuration_history_length_trims_the_returned_task(client: Client) -> None:
     task = await send_task(client, request(message("trim me"), history_length=0))
@@ -262,6 +270,22 @@ async def test_list_tasks_filters_by_context_and_status(client: Client) -> None:
         t.ListTasksRequest(context_id=other.context_id, include_artifacts=True)
     )
     assert [texts(a.parts) for a in with_artifacts.tasks[0].artifacts] == [["other"]]
+
+
+async def test_list_tasks_filters_by_status_timestamp(client: Client) -> None:
+    older = await send_task(client, request(message("older")))
+    await trio.sleep(0.01)  # the server's clock: a later status timestamp for the next task
+    newer = await send_task(client, request(message("newer")))
+    assert newer.status.timestamp.ToDatetime() > older.status.timestamp.ToDatetime()
+
+    since = t.ListTasksRequest()
+    since.status_timestamp_after.CopyFrom(newer.status.timestamp)
+    assert [task.id for task in (await client.list_tasks(since)).tasks] == [newer.id]
+    since.status_timestamp_after.FromSeconds(0)
+    assert [task.id for task in (await client.list_tasks(since)).tasks] == [newer.id, older.id]
+    since.status_timestamp_after.FromSeconds(newer.status.timestamp.seconds + 3600)
+    page = await client.list_tasks(since)
+    assert (list(page.tasks), page.total_size, page.next_page_token) == ([], 0, "")
 
 
 async def test_list_tasks_pages_newest_updated_first(client: Client) -> None:
