@@ -145,7 +145,8 @@ class EventStream:
         self._pending.append(event)
 
     async def _next_chunk(self) -> bytes | None:
-        assert self._chunks is not None
+        if self._chunks is None:
+            raise RuntimeError("enter an EventStream with 'async with' before iterating it")
         with http_errors("reading the event stream"):
             try:
                 return await anext(self._chunks)
@@ -173,6 +174,7 @@ class EventStream:
         await self._close_response()
         while True:
             if not self.task_id or self._failures >= self._reconnect.attempts:
+                self._finished = True
                 raise cause
             self._failures += 1
             await trio.sleep(self._reconnect.delay(self._failures, self._decoder.retry))

@@ -308,3 +308,12 @@ async def test_a_drop_after_the_final_event_is_not_resumed() -> None:
     assert seen == [TASK, status(m.TaskState.COMPLETED)]
     assert events.reconnects == 0
     assert [method(r) for r in agent.requests[1:]] == ["SendStreamingMessage"]
+
+
+async def test_iterating_a_stream_without_entering_it_is_a_clear_error() -> None:
+    async def handler(request: Request, reply: Reply) -> None:
+        await reply.json(rpc_result(V1.encode(TASK)))
+
+    async with open_stub_agent(handler) as agent, open_client(agent.url) as client:
+        with pytest.raises(RuntimeError, match="async with"):
+            await anext(client.subscribe("t1"))
