@@ -41,8 +41,6 @@ class Job:
         self.cancel_requested = False
         self.parked = False
         """The handler handed back a JobHandle: the task now follows long-running work."""
-        self.parked = False
-        """The handler handed back a JobHandle: the task now follows long-running work."""
         self._store = store
         self._lock = trio.Lock()
         self._changed = trio.lowlevel.ParkingLot()

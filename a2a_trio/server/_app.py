@@ -26,7 +26,7 @@ from ..errors import (
     MethodNotFoundError,
 )
 from ..runtime import Agent, SubscriberOverflow, TaskRuntime, TaskStream
-from ..store import CallerScope, MemoryTaskStore, TaskStore
+from ..store import MemoryTaskStore, TaskStore
 from ..wire import dumps, loads
 from . import _jsonrpc as rpc
 from ._body import BodyTooLarge, read_body
@@ -34,17 +34,20 @@ from ._card import CardCache
 from ._config import ServerConfig
 from ._handler import RequestHandler
 from ._rpc_methods import V1_METHODS, CallInfo, Method, StreamingMethod
+from ._rpc_v03 import V03_METHODS
 from ._sse import KEEPALIVE, STREAM_HEADERS, encode_event
+from ._tenants import caller_scope
 from ._versions import V0_3, V1_0, requested_version
 
 logger = logging.getLogger("a2a_trio.server")
 
 JSON_TYPES = ("application/json", "application/a2a+json")
 CARD_PATH = "/.well-known/agent-card.json"
+V03_CARD_PATH = "/.well-known/agent.json"
 
 type StoreFactory = Callable[[], AbstractAsyncContextManager[TaskStore]]
 
-METHOD_TABLES: dict[str, dict[str, Method]] = {V1_0: V1_METHODS}
+METHOD_TABLES: dict[str, dict[str, Method]] = {V1_0: V1_METHODS, V0_3: V03_METHODS}
 
 
 @asynccontextmanager
@@ -130,9 +133,10 @@ def create_app(
     async def stop_runtime() -> None:
         await server.stop()
 
-    @app.get(CARD_PATH)
-    async def agent_card() -> Response:
-        rendered = server.cards.render(request.host_url)
+    @app.get(CARD_PATH, defaults={"v03": False})
+    @app.get(V03_CARD_PATH, defaults={"v03": True})
+    async def agent_card(v03: bool) -> Response:
+        rendered = server.cards.render(request.host_url, v03=v03)
         headers = {
             "ETag": rendered.etag,
             "Cache-Control": f"public, max-age={config.card_max_age}",
@@ -144,6 +148,12 @@ def create_app(
     @app.post(config.jsonrpc_path)
     async def jsonrpc() -> Response:
         return await _jsonrpc(server)
+
+    from ._legacy_app import mount_legacy  # here: both import this module's helpers
+    from ._rest_app import mount_rest
+
+    mount_legacy(app, server)
+    mount_rest(app, server)
 
     @app.errorhandler(500)
     async def internal_error(_error: Any) -> Response:
@@ -173,7 +183,7 @@ async def _jsonrpc(server: A2AServer) -> Response:
         call = rpc.parse_request(document)
         method = _lookup(call.method, request.headers)
         params = method.decode(call.params)
-        scope = CallerScope(tenant=getattr(params, "tenant", ""))
+        scope = caller_scope(server.config, getattr(params, "tenant", ""))
         info = CallInfo(last_event_id=_last_event_id(request.headers.get("Last-Event-ID")))
         if isinstance(method, StreamingMethod):
             stream = await method.call(server.handler, scope, params, info)

@@ -8,9 +8,9 @@ import attrs
 
 from .. import model as m
 from ..runtime import Agent
-from ..wire import V1, dumps
+from ..wire import V03, V1, dumps
 from ._config import ServerConfig
-from ._versions import V1_0
+from ._versions import V0_3, V1_0
 
 
 @attrs.frozen
@@ -20,11 +20,16 @@ class CardResponse:
 
 
 def interfaces(config: ServerConfig, base_url: str) -> tuple[m.AgentInterface, ...]:
-    """What this server serves, preferred first."""
+    """What this server serves, preferred first (REST lives at the root paths beside JSON-RPC;
+    v0.3 clients use the same JSON-RPC URL)."""
     base = base_url.rstrip("/")
     return (
         m.AgentInterface(
             url=base + config.jsonrpc_path, protocol_binding="JSONRPC", protocol_version=V1_0
+        ),
+        m.AgentInterface(url=base, protocol_binding="HTTP+JSON", protocol_version=V1_0),
+        m.AgentInterface(
+            url=base + config.jsonrpc_path, protocol_binding="JSONRPC", protocol_version=V0_3
         ),
     )
 
@@ -45,13 +50,18 @@ class CardCache:
             ),
         )
 
-    def render(self, base_url: str) -> CardResponse:
-        key = self._config.public_url or base_url
+    def render(self, base_url: str, *, v03: bool = False) -> CardResponse:
+        """The card's bytes: v1.0 ProtoJSON, or with ``v03`` the v0.3 shape (agent.json)."""
+        key = ("0.3 " if v03 else "") + (self._config.public_url or base_url)
         cached = self._rendered.get(key)
         if cached is None:
             if len(self._rendered) > 64:  # Host headers are client-chosen: bound the cache
                 self._rendered.clear()
-            body = dumps(V1.encode(self.card(base_url)))
+            card = self.card(base_url)
+            if v03:  # a v0.3 card lists only what v0.3 clients can use
+                served = [i for i in card.supported_interfaces if i.protocol_version == V0_3]
+                card = attrs.evolve(card, supported_interfaces=tuple(served))
+            body = dumps((V03 if v03 else V1).encode(card))
             cached = CardResponse(body, '"' + hashlib.sha256(body).hexdigest()[:32] + '"')
             self._rendered[key] = cached
         return cached

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
 import attrs
 
 from ..runtime import RuntimeConfig
@@ -15,6 +17,14 @@ class ServerConfig:
     own scheme and Host are used.  ``keepalive`` is the idle time after which an event stream
     sends a comment frame.  ``max_body_bytes`` bounds request bodies (counted while reading, so
     a chunked body is refused without being buffered whole).
+
+    ``tenants`` limits the ``tenant`` values (``/{tenant}/...`` REST prefixes) the server accepts:
+    ``None`` accepts any tenant, a set accepts only those (the default, empty tenant always).
+    Legacy-dialect surfaces (docs/bindings.md) are mounted per skill: ``legacy_prefixes`` maps a
+    skill id to a path prefix, ``legacy_mount_all`` mounts every skill at ``/{skill_id}``.
+    ``legacy_bearer`` puts the dialect's bearer gate on them (the card stays public);
+    ``legacy_token_check``, when set, also judges the token value.  ``legacy_eviction`` is the
+    grace window after which a terminal legacy task id is forgotten and may be reused.
     """
 
     jsonrpc_path: str = "/"
@@ -24,3 +34,9 @@ class ServerConfig:
     card_max_age: int = 300
     shutdown_grace: float = 10.0
     runtime: RuntimeConfig = attrs.field(factory=RuntimeConfig)
+    tenants: frozenset[str] | None = None
+    legacy_prefixes: Mapping[str, str] = attrs.field(factory=dict)
+    legacy_mount_all: bool = False
+    legacy_bearer: bool = False
+    legacy_token_check: Callable[[str], bool] | None = None
+    legacy_eviction: float = 300.0

@@ -13,7 +13,7 @@ from ..errors import VersionNotSupportedError
 
 V1_0 = "1.0"
 V0_3 = "0.3"
-SUPPORTED = (V1_0,)
+SUPPORTED = (V1_0, V0_3)
 
 VERSION_HEADERS = ("A2A-Version", "OPVS-Version")
 

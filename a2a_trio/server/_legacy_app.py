@@ -1,0 +1,277 @@
+"""Legacy producer dialect surfaces: ``GET {path}/.well-known/agent.json`` and ``POST {path}``.
+
+Each configured skill gets a surface at its path prefix (``ServerConfig.legacy_prefixes``, or
+``/{skill_id}`` for every skill with ``legacy_mount_all``).  Its five methods run through the same
+request handler as every other binding, with the skill pinned in ``message.metadata.skillId``;
+ids, translation and the bearer gate are in the sans-IO ``_legacy`` and ``wire._legacy``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import trio
+from quart import Response, request
+from quart_trio import QuartTrio
+
+from .. import model as m
+from ..errors import (
+    A2AError,
+    AgentMisuseError,
+    AuthenticationRequiredError,
+    InvalidParamsError,
+    InvalidRequestError,
+    MethodNotFoundError,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
+from ..runtime import LogEntry, Skill, SubscriberOverflow, TaskStream
+from ..store import CallerScope
+from ..wire import _legacy as wire
+from ..wire import dumps, loads
+from . import _jsonrpc as rpc
+from ._body import BodyTooLarge, read_body
+from ._legacy import LegacyEvents, LegacyIds, LegacyTask, bearer_refusal, result_text
+from ._sse import encode_event
+from ._streaming import event_stream_response
+
+if TYPE_CHECKING:
+    from ._app import A2AServer
+
+CARD_SUFFIX = "/.well-known/agent.json"
+SCOPE = CallerScope()  # legacy clients have no tenants: the default scope
+
+
+def legacy_surfaces(server: A2AServer) -> dict[str, Skill]:
+    """Path prefix -> skill, from the config; refuses unknown skills and clashing paths."""
+    config = server.config
+    skills = {skill.id: skill for skill in server.agent.skills}
+    wanted: Mapping[str, str] = config.legacy_prefixes
+    if config.legacy_mount_all:
+        wanted = {skill_id: "/" + skill_id for skill_id in skills} | dict(wanted)
+    surfaces: dict[str, Skill] = {}
+    for skill_id, prefix in wanted.items():
+        path = "/" + prefix.strip("/")
+        if skill_id not in skills:
+            raise AgentMisuseError(f"legacy_prefixes names unknown skill {skill_id!r}")
+        if path in ("/", config.jsonrpc_path.rstrip("/") or "/") or path in surfaces:
+            raise AgentMisuseError(f"legacy path {prefix!r} for {skill_id!r} is already taken")
+        surfaces[path] = skills[skill_id]
+    return surfaces
+
+
+def mount_legacy(app: QuartTrio, server: A2AServer) -> None:
+    """Add the legacy card and JSON-RPC routes of every configured surface."""
+    for path, skill in legacy_surfaces(server).items():
+        surface = LegacySurface(server, skill, path)
+        for rule in (path + CARD_SUFFIX, path + CARD_SUFFIX + "/"):
+            app.add_url_rule(
+                rule, f"legacy card {rule}", surface.card, methods=["GET"], strict_slashes=True
+            )
+        for rule in (path, path + "/"):
+            app.add_url_rule(
+                rule, f"legacy rpc {rule}", surface.dispatch, methods=["POST"], strict_slashes=True
+            )
+
+
+type Operation = Callable[[Any, rpc.RequestId], Awaitable[Response]]
+
+
+class LegacySurface:
+    """One skill's legacy surface: its card, its task ids and its five methods."""
+
+    def __init__(self, server: A2AServer, skill: Skill, path: str) -> None:
+        self._server = server
+        self._skill = skill
+        self._path = path
+        self._ids = LegacyIds(server.config.legacy_eviction)
+        self._methods: dict[str, Operation] = {
+            "tasks/send": self._send,
+            "tasks/get": self._get,
+            "tasks/cancel": self._cancel,
+            "tasks/sendSubscribe": self._send_subscribe,
+            "tasks/resubscribe": self._resubscribe,
+        }
+
+    async def card(self) -> Response:
+        agent, config = self._server.agent, self._server.config
+        base = (config.public_url or request.host_url).rstrip("/")
+        body = wire.encode_card(
+            agent.name,
+            agent.description,
+            agent.version,
+            self._skill.card_entry(),
+            url=base + self._path,
+            default_modes=(agent.default_input_modes, agent.default_output_modes),
+            bearer=config.legacy_bearer,
+        )
+        return Response(dumps(body), content_type="application/json")
+
+    async def dispatch(self) -> Response:
+        config = self._server.config
+        if config.legacy_bearer:
+            refusal = bearer_refusal(
+                request.headers.get("Authorization"), config.legacy_token_check
+            )
+            if refusal:
+                return _answer(rpc.failure(None, AuthenticationRequiredError(refusal)), status=401)
+        document: Any = None
+        try:
+            body = await read_body(request, config.max_body_bytes)
+        except BodyTooLarge:
+            error = InvalidRequestError(f"Request body larger than {config.max_body_bytes} bytes")
+            return _answer(rpc.failure(None, error), status=413)
+        try:
+            document = loads(body)
+        except A2AError as error:
+            return _answer(rpc.failure(None, error), status=400)
+        try:
+            call = rpc.parse_request(document)
+            operation = self._methods.get(call.method)
+            if operation is None:
+                raise MethodNotFoundError(f"Method not implemented: {call.method[:100]}")
+            return await operation(call.params, call.id)
+        except A2AError as error:
+            return _answer(rpc.failure(rpc.request_id(document), error))
+
+    # --- the five methods ------------------------------------------------------------------
+
+    async def _send(self, params: Any, rid: rpc.RequestId) -> Response:
+        entry, stream, head = await self._start(params)
+        if isinstance(head, m.Message):
+            return _answer(rpc.success(rid, self._reply_envelope(params, entry, head)))
+        try:
+            await self._until_answerable(stream, head.id)
+        finally:
+            stream.close()
+        return _answer(rpc.success(rid, await self._envelope(params["id"], entry)))
+
+    async def _get(self, params: Any, rid: rpc.RequestId) -> Response:
+        legacy_id = _required_id(params, "tasks/get")
+        entry = self._ids.lookup(legacy_id, trio.current_time())
+        return _answer(rpc.success(rid, await self._envelope(legacy_id, entry)))
+
+    async def _cancel(self, params: Any, rid: rpc.RequestId) -> Response:
+        legacy_id = _required_id(params, "tasks/cancel")
+        entry = self._ids.lookup(legacy_id, trio.current_time())
+        request = m.CancelTaskRequest(id=entry.task_id)
+        with contextlib.suppress(TaskNotCancelableError):  # idempotent: answered as it stands
+            await self._server.handler.cancel_task(SCOPE, request)
+        return _answer(rpc.success(rid, await self._envelope(legacy_id, entry)))
+
+    async def _send_subscribe(self, params: Any, rid: rpc.RequestId) -> Response:
+        entry, stream, head = await self._start(params)
+        events = self._events(params["id"], entry, resubscribed=False)
+        return self._stream(stream, events, rid, first=[head])
+
+    async def _resubscribe(self, params: Any, rid: rpc.RequestId) -> Response:
+        legacy_id = _required_id(params, "tasks/resubscribe")
+        entry = self._ids.lookup(legacy_id, trio.current_time())
+        try:
+            stream = await self._server.handler.subscribe_to_task(
+                SCOPE, m.SubscribeToTaskRequest(id=entry.task_id)
+            )
+        except UnsupportedOperationError:  # already finished: its terminal frames, then close
+            task = await self._task(legacy_id, entry)
+            stream = TaskStream([LogEntry(0, task)], None, stop_on_interrupt=False)
+        events = self._events(legacy_id, entry, resubscribed=True)
+        return self._stream(stream, events, rid, first=[])
+
+    # --- helpers ---------------------------------------------------------------------------
+
+    async def _start(self, params: Any) -> tuple[LegacyTask, TaskStream, m.Task | m.Message]:
+        """Claim the id and start the task; the first event tells the runtime's task id."""
+        legacy_id = wire.optional_string(params, "id") or m.new_id()
+        session_id = wire.optional_string(params, "sessionId") or legacy_id
+        params["id"] = legacy_id
+        message = wire.decode_message(
+            params.get("message"), session_id=session_id, skill_id=self._skill.id
+        )
+        entry = self._ids.reserve(legacy_id, session_id, trio.current_time())
+        started = False
+        try:
+            stream = await self._server.handler.send_streaming_message(
+                SCOPE, m.SendMessageRequest(message=message)
+            )
+            head = (await stream.receive()).event
+            if isinstance(head, m.Task):
+                entry.task_id = head.id
+                started = True
+        finally:
+            if not started:
+                self._ids.release(legacy_id)
+        assert isinstance(head, m.Task | m.Message)
+        return entry, stream, head
+
+    async def _until_answerable(self, stream: TaskStream, task_id: str) -> None:
+        """Wait until tasks/send can answer: the task settled, or it is parked on a job."""
+        runtime = self._server.runtime
+        try:
+            while True:
+                event = (await stream.receive()).event
+                if (
+                    isinstance(event, m.TaskStatusUpdateEvent)
+                    and event.status.state is m.TaskState.WORKING
+                    and runtime.is_parked(SCOPE, task_id)
+                ):
+                    return
+        except (trio.EndOfChannel, SubscriberOverflow):
+            return
+
+    async def _task(self, legacy_id: str, entry: LegacyTask) -> m.Task:
+        try:
+            task = await self._server.handler.get_task(SCOPE, m.GetTaskRequest(id=entry.task_id))
+        except TaskNotFoundError:  # e.g. purged from the store by its retention
+            raise InvalidParamsError(f"Unknown task id: {legacy_id[:100]}") from None
+        self._ids.observe(entry, task.status.state, trio.current_time())
+        return task
+
+    async def _envelope(self, legacy_id: str, entry: LegacyTask) -> dict[str, Any]:
+        task = await self._task(legacy_id, entry)
+        return wire.encode_task(legacy_id, entry.session_id, task, result_text(task))
+
+    def _reply_envelope(self, params: Any, entry: LegacyTask, reply: m.Message) -> dict[str, Any]:
+        """A message-only skill answered at once: shown as a completed task."""
+        status = m.TaskStatus(m.TaskState.COMPLETED, message=reply, timestamp=m.utcnow())
+        task = m.Task(id=params["id"], context_id=entry.session_id, status=status)
+        return wire.encode_task(params["id"], entry.session_id, task, result_text(task))
+
+    def _events(self, legacy_id: str, entry: LegacyTask, *, resubscribed: bool) -> LegacyEvents:
+        def on_state(state: m.TaskState) -> None:
+            self._ids.observe(entry, state, trio.current_time())
+
+        return LegacyEvents(legacy_id, resubscribed=resubscribed, on_state=on_state)
+
+    def _stream(
+        self,
+        stream: TaskStream,
+        events: LegacyEvents,
+        rid: rpc.RequestId,
+        *,
+        first: list[m.StreamEvent],
+    ) -> Response:
+        def render(entry: LogEntry) -> list[bytes]:
+            return _frames(events, entry.event, rid)
+
+        opening = [frame for event in first for frame in _frames(events, event, rid)]
+        keepalive = self._server.config.keepalive
+        return event_stream_response(stream, render, keepalive, first=opening)
+
+
+def _frames(events: LegacyEvents, event: m.StreamEvent, rid: rpc.RequestId) -> list[bytes]:
+    """One ``data:`` line per result, no ``id:`` lines (the dialect's parsers expect none)."""
+    return [encode_event(dumps(rpc.success(rid, r))) for r in events.translate(event)]
+
+
+def _required_id(params: Any, method: str) -> str:
+    legacy_id = wire.optional_string(params, "id")
+    if legacy_id is None:
+        raise InvalidParamsError(f"Invalid params: 'id' is required for {method}")
+    return legacy_id
+
+
+def _answer(document: Any, *, status: int = 200) -> Response:
+    return Response(dumps(document), status=status, content_type="application/json")

@@ -1,0 +1,218 @@
+"""HTTP+JSON/REST binding logic (A2A v1.0 §11), sans-IO: routes, query typing, error bodies.
+
+A REST request is turned into the same ProtoJSON ``params`` object a JSON-RPC request carries
+(path fields and the ``/{tenant}`` prefix set into it, query parameters typed), and then goes
+through the v1.0 method table; so both bindings share decoding, the handler call and encoding.
+Paths are the ``google.api.http`` options of ``a2a-v1.0.proto``; subscribe is served on both
+GET (the proto) and POST (the spec text and the official SDK).  Path ids cannot contain ``/``
+or ``:`` (they would be ambiguous with the ``:verb`` suffixes).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Final
+
+import attrs
+
+from .. import errors
+from ..errors import A2AError, InvalidParamsError, ParseError
+
+type QueryType = Callable[[str, str], Any]
+
+ERROR_INFO_TYPE: Final = "type.googleapis.com/google.rpc.ErrorInfo"
+ERROR_DOMAIN: Final = "a2a-protocol.org"
+
+
+def _string(_name: str, value: str) -> str:
+    return value
+
+
+def _integer(name: str, value: str) -> int:
+    try:
+        return int(value, 10)
+    except ValueError:
+        raise InvalidParamsError(
+            f"expected a decimal integer, got {value[:40]!r}", path=f"$.query.{name}"
+        ) from None
+
+
+def _boolean(name: str, value: str) -> bool:
+    if value in ("true", "false"):
+        return value == "true"
+    raise InvalidParamsError(f"expected true or false, got {value[:40]!r}", path=f"$.query.{name}")
+
+
+def _task_state(_name: str, value: str) -> str:
+    """``working``, ``input-required`` and ``TASK_STATE_WORKING`` all name the same state."""
+    name = value.strip().upper().replace("-", "_")
+    return name if name.startswith("TASK_STATE_") else "TASK_STATE_" + name
+
+
+@attrs.frozen
+class Route:
+    """One REST resource: its path template, verbs, the v1.0 method and the query it takes."""
+
+    template: str
+    verbs: frozenset[str]
+    method: str
+    query: Mapping[str, QueryType] = attrs.field(factory=dict)
+    pattern: re.Pattern[str] = attrs.field(init=False)
+
+    @pattern.default
+    def _compile(self) -> re.Pattern[str]:
+        pieces = re.split(r"\{(\w+)\}", self.template)  # literal, name, literal, ...
+        return re.compile(
+            "".join(f"(?P<{p}>[^/:]+)" if i % 2 else re.escape(p) for i, p in enumerate(pieces))
+        )
+
+
+_PAGE: Final = {"pageSize": _integer, "pageToken": _string}
+
+ROUTES: Final = (
+    Route("/message:send", frozenset({"POST"}), "SendMessage"),
+    Route("/message:stream", frozenset({"POST"}), "SendStreamingMessage"),
+    Route("/tasks", frozenset({"GET"}), "ListTasks", {
+        "contextId": _string,
+        "status": _task_state,
+        "historyLength": _integer,
+        "statusTimestampAfter": _string,
+        "includeArtifacts": _boolean,
+        **_PAGE,
+    }),
+    Route("/tasks/{id}", frozenset({"GET"}), "GetTask", {"historyLength": _integer}),
+    Route("/tasks/{id}:cancel", frozenset({"POST"}), "CancelTask"),
+    Route("/tasks/{id}:subscribe", frozenset({"GET", "POST"}), "SubscribeToTask"),
+    Route(
+        "/tasks/{taskId}/pushNotificationConfigs",
+        frozenset({"POST"}),
+        "CreateTaskPushNotificationConfig",
+    ),
+    Route(
+        "/tasks/{taskId}/pushNotificationConfigs",
+        frozenset({"GET"}),
+        "ListTaskPushNotificationConfigs",
+        _PAGE,
+    ),
+    Route(
+        "/tasks/{taskId}/pushNotificationConfigs/{id}",
+        frozenset({"GET"}),
+        "GetTaskPushNotificationConfig",
+    ),
+    Route(
+        "/tasks/{taskId}/pushNotificationConfigs/{id}",
+        frozenset({"DELETE"}),
+        "DeleteTaskPushNotificationConfig",
+    ),
+    Route("/extendedAgentCard", frozenset({"GET"}), "GetExtendedAgentCard"),
+)  # fmt: skip
+
+
+class RouteNotFound(errors.MethodNotFoundError):
+    """No REST resource at this path (HTTP 404)."""
+
+    http_status = 404
+    grpc_status = "NOT_FOUND"
+
+
+class VerbNotAllowed(errors.MethodNotFoundError):
+    """The resource exists but not with this HTTP method (HTTP 405, with ``allow``)."""
+
+    http_status = 405
+    grpc_status = "UNIMPLEMENTED"
+
+    def __init__(self, message: str, *, allow: Iterable[str]) -> None:
+        self.allow = tuple(sorted(allow))
+        super().__init__(message)
+
+
+class BodyTooLargeError(errors.InvalidRequestError):
+    """The request body exceeds ``max_body_bytes`` (HTTP 413)."""
+
+    http_status = 413
+
+
+@attrs.frozen
+class RestCall:
+    """A matched request: the v1.0 method to run and its ProtoJSON params (body not yet in)."""
+
+    route: Route
+    tenant: str
+    fields: dict[str, str]
+
+
+def _match(path: str) -> list[tuple[Route, dict[str, str]]]:
+    return [
+        (route, found.groupdict())
+        for route in ROUTES
+        if (found := route.pattern.fullmatch(path)) is not None
+    ]
+
+
+def match_route(verb: str, path: str) -> RestCall:
+    """The route ``verb path`` names, without or with a leading ``/{tenant}`` segment.
+
+    Raises ``RouteNotFound`` for an unknown path and ``VerbNotAllowed`` for a wrong verb.
+    """
+    candidates = [(route, fields, "") for route, fields in _match(path)]
+    tenant, slash, rest = path.removeprefix("/").partition("/")
+    if not candidates and slash and tenant:
+        candidates = [(route, fields, tenant) for route, fields in _match("/" + rest)]
+    if not candidates:
+        raise RouteNotFound(f"No A2A resource at {path[:200]!r}")
+    for route, fields, tenant in candidates:
+        if verb in route.verbs:
+            return RestCall(route, tenant, fields)
+    allowed = {v for route, _f, _t in candidates for v in route.verbs}
+    raise VerbNotAllowed(f"{verb} is not allowed on {path[:200]!r}", allow=allowed)
+
+
+def rest_params(call: RestCall, body: Any, query: Iterable[tuple[str, str]]) -> dict[str, Any]:
+    """The ProtoJSON params for ``call``: the body object (POST) or typed query (GET/DELETE),
+    with the path fields and tenant set in."""
+    if body is None:
+        params: dict[str, Any] = {}
+    elif isinstance(body, dict):
+        params = dict(body)
+    else:
+        raise InvalidParamsError("the request body must be a JSON object", path="$")
+    for name, value in query:
+        convert = call.route.query.get(name)
+        if convert is None:
+            known = ", ".join(call.route.query) or "none"
+            raise InvalidParamsError(
+                f"unknown query parameter (this resource takes: {known})",
+                path=f"$.query.{name[:60]}",
+            )
+        if name in params:
+            raise InvalidParamsError("given more than once", path=f"$.query.{name}")
+        params[name] = convert(name, value)
+    params.update(call.fields)
+    if call.tenant:
+        params["tenant"] = call.tenant
+    return params
+
+
+def _reason(error: A2AError) -> str:
+    """The ErrorInfo reason (A2A v1.0 §11.6): the error type in UPPER_SNAKE, no ``Error``."""
+    if isinstance(error, ParseError):
+        return "JSON_PARSE"
+    cls = next(c for c in type(error).__mro__ if c.__module__ == errors.__name__)
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__.removesuffix("Error")).upper()
+
+
+def problem(error: A2AError) -> dict[str, Any]:
+    """An AIP-193 error body carrying a ``google.rpc.ErrorInfo`` with the A2A reason."""
+    info: dict[str, Any] = {"@type": ERROR_INFO_TYPE, "reason": _reason(error)}
+    info["domain"] = ERROR_DOMAIN
+    if isinstance(error, InvalidParamsError) and error.path:
+        info["metadata"] = {"path": error.path, "reason": error.reason}
+    return {
+        "error": {
+            "code": error.http_status,
+            "status": error.grpc_status,
+            "message": error.message,
+            "details": [info],
+        }
+    }

@@ -1,0 +1,63 @@
+"""The A2A v0.3 JSON-RPC method table: the same operations as v1.0, in v0.3 wire shapes.
+
+Each v0.3 method decodes its params with the ``V03`` codec into the v1.0 model request the
+handler takes, and encodes results and stream events back into v0.3 shapes (``kind`` tags,
+lowercase states, ``final`` on status updates).  Nothing here is v0.3-specific behaviour: the
+handler call is the one the v1.0 table makes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from .. import model as m
+from ..wire import V03
+from ._rpc_methods import V1_METHODS, Decode, Method, StreamingMethod, UnaryMethod
+
+
+def v03_params(cls: type) -> Decode:
+    """Decode v0.3 params as ``cls``; error paths start at ``$.params``."""
+    return lambda params: V03.decode(params, cls, path="$.params")
+
+
+def _encode(value: Any) -> Any:
+    return V03.encode(value)
+
+
+def _empty(_value: Any) -> Any:
+    return None  # v0.3 answers tasks/pushNotificationConfig/delete with a null result
+
+
+def _stream_event(event: m.StreamEvent) -> Any:
+    return V03.encode_stream_event(event)
+
+
+# v0.3 name -> the v1.0 method whose handler call it shares.
+_SAME_OPERATION: Final = {
+    "message/send": "SendMessage",
+    "message/stream": "SendStreamingMessage",
+    "tasks/get": "GetTask",
+    "tasks/list": "ListTasks",
+    "tasks/cancel": "CancelTask",
+    "tasks/resubscribe": "SubscribeToTask",
+    "tasks/pushNotificationConfig/set": "CreateTaskPushNotificationConfig",
+    "tasks/pushNotificationConfig/get": "GetTaskPushNotificationConfig",
+    "tasks/pushNotificationConfig/list": "ListTaskPushNotificationConfigs",
+    "tasks/pushNotificationConfig/delete": "DeleteTaskPushNotificationConfig",
+    "agent/getAuthenticatedExtendedCard": "GetExtendedAgentCard",
+}
+
+
+def _v03_method(name: str) -> Method:
+    shared = V1_METHODS[_SAME_OPERATION[name]]
+    decode = v03_params(V03.PARAMS_BY_METHOD[name])
+    if isinstance(shared, StreamingMethod):
+        return StreamingMethod(decode, shared.call, _stream_event)
+    if name == "message/send":
+        return UnaryMethod(decode, shared.call, V03.encode_send_result)
+    if name == "tasks/pushNotificationConfig/delete":
+        return UnaryMethod(decode, shared.call, _empty)
+    return UnaryMethod(decode, shared.call, _encode)
+
+
+V03_METHODS: Final[dict[str, Method]] = {name: _v03_method(name) for name in _SAME_OPERATION}

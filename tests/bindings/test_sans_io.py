@@ -1,0 +1,168 @@
+"""The bindings' protocol logic without I/O: REST routing, legacy ids, event translation."""
+
+from __future__ import annotations
+
+import pytest
+
+from a2a_trio import model as m
+from a2a_trio.errors import InvalidParamsError, TaskNotFoundError
+from a2a_trio.server._legacy import LegacyEvents, LegacyIds, bearer_refusal
+from a2a_trio.server._rest import (
+    RouteNotFound,
+    VerbNotAllowed,
+    match_route,
+    problem,
+    rest_params,
+)
+from a2a_trio.server._rpc_methods import V1_METHODS
+from a2a_trio.server._rpc_v03 import V03_METHODS
+from a2a_trio.wire import V03
+
+
+def test_every_v03_method_has_an_entry_sharing_a_v1_operation() -> None:
+    assert set(V03_METHODS) == set(V03.PARAMS_BY_METHOD)
+    v1_calls = {method.call for method in V1_METHODS.values()}
+    assert all(method.call in v1_calls for method in V03_METHODS.values())
+
+
+@pytest.mark.parametrize(
+    ("verb", "path", "method", "tenant", "fields"),
+    [
+        ("POST", "/message:send", "SendMessage", "", {}),
+        ("GET", "/tasks/t1", "GetTask", "", {"id": "t1"}),
+        ("GET", "/tasks", "ListTasks", "", {}),
+        ("POST", "/acme/tasks/t1:cancel", "CancelTask", "acme", {"id": "t1"}),
+        ("GET", "/tasks/t1:subscribe", "SubscribeToTask", "", {"id": "t1"}),
+        ("POST", "/tasks/t1:subscribe", "SubscribeToTask", "", {"id": "t1"}),
+        ("DELETE", "/x/tasks/t/pushNotificationConfigs/c", "DeleteTaskPushNotificationConfig",
+         "x", {"taskId": "t", "id": "c"}),
+        ("GET", "/tasks/tasks", "GetTask", "", {"id": "tasks"}),  # an id, not a tenant
+        ("GET", "/tasks/tasks/tasks", "GetTask", "tasks", {"id": "tasks"}),
+    ],
+)  # fmt: skip
+def test_routes(verb: str, path: str, method: str, tenant: str, fields: dict[str, str]) -> None:
+    call = match_route(verb, path)
+    assert (call.route.method, call.tenant, call.fields) == (method, tenant, fields)
+
+
+def test_unknown_paths_and_wrong_verbs() -> None:
+    with pytest.raises(RouteNotFound):
+        match_route("GET", "/nothing/here/at/all")
+    with pytest.raises(RouteNotFound):
+        match_route("GET", "/tasks/a:b")  # ids cannot hold ":" (ambiguous with :cancel)
+    with pytest.raises(VerbNotAllowed) as refused:
+        match_route("PUT", "/tasks/t1")
+    assert refused.value.allow == ("GET",)
+    assert problem(refused.value)["error"]["code"] == 405
+
+
+def test_query_values_are_typed_and_checked() -> None:
+    call = match_route("GET", "/tasks")
+    query = [("pageSize", "5"), ("includeArtifacts", "true"), ("status", "input-required")]
+    assert rest_params(call, None, query) == {
+        "pageSize": 5,
+        "includeArtifacts": True,
+        "status": "TASK_STATE_INPUT_REQUIRED",
+    }
+    for bad in (("pageSize", "five"), ("includeArtifacts", "yes"), ("colour", "red")):
+        with pytest.raises(InvalidParamsError) as failed:
+            rest_params(call, None, [bad])
+        assert failed.value.path == f"$.query.{bad[0]}"
+    with pytest.raises(InvalidParamsError):
+        rest_params(call, None, [("pageSize", "1"), ("pageSize", "2")])
+    with pytest.raises(InvalidParamsError):
+        rest_params(match_route("POST", "/message:send"), [1, 2], [])
+
+
+def test_problem_body_carries_the_error_info_reason() -> None:
+    body = problem(TaskNotFoundError("Task t not found"))["error"]
+    assert (body["code"], body["status"]) == (404, "NOT_FOUND")
+    (info,) = body["details"]
+    assert info["reason"] == "TASK_NOT_FOUND"
+    assert info["domain"] == "a2a-protocol.org"
+
+
+def test_legacy_ids_in_use_until_the_grace_window_after_the_end() -> None:
+    ids = LegacyIds(grace=300)
+    entry = ids.reserve("c-1", "s", now=0)
+    entry.task_id = "runtime-1"
+    with pytest.raises(InvalidParamsError, match="already in use"):
+        ids.reserve("c-1", "s", now=1)
+    ids.observe(entry, m.TaskState.COMPLETED, now=10)
+    ids.observe(entry, m.TaskState.COMPLETED, now=200)  # the first sighting counts
+    assert ids.lookup("c-1", now=309) is entry
+    with pytest.raises(InvalidParamsError, match="Unknown task id"):
+        ids.lookup("c-1", now=310)
+    assert ids.reserve("c-1", "s", now=311).task_id == ""  # reusable after eviction
+    with pytest.raises(InvalidParamsError, match="Unknown task id"):
+        ids.lookup("c-1", now=312)  # reserved but not started
+
+
+def _status(state: m.TaskState, text: str = "", progress: float | None = None) -> m.TaskStatus:
+    metadata: m.JsonObject | None = {"progress": progress} if progress is not None else None
+    message = (
+        m.text_message(text, role=m.Role.AGENT, metadata=metadata) if text or metadata else None
+    )
+    return m.TaskStatus(state, message=message, timestamp=m.utcnow())
+
+
+def test_legacy_events_suppress_repeats_and_end_with_one_artifact() -> None:
+    states: list[m.TaskState] = []
+    events = LegacyEvents("c-1", resubscribed=False, on_state=states.append)
+    task = m.new_task(m.text_message("hi"))
+    assert events.translate(task) == []  # no "submitted" in the dialect
+
+    def status(*args: object) -> list[dict[str, object]]:
+        return events.translate(m.TaskStatusUpdateEvent(task.id, task.context_id, _status(*args)))  # type: ignore[arg-type]
+
+    first = status(m.TaskState.WORKING, "step", 0.25)
+    assert first[0]["metadata"] == {"progress": 0.25} and first[0]["final"] is False
+    assert status(m.TaskState.WORKING, "step", 0.25) == []
+    assert len(status(m.TaskState.WORKING, "step", 0.5)) == 1
+    artifact = m.Artifact("a", (m.TextPart("one "),))
+    chunk = m.Artifact("a", (m.TextPart("two"),))
+    for art, append in ((artifact, False), (chunk, True)):
+        assert (
+            events.translate(
+                m.TaskArtifactUpdateEvent(task.id, task.context_id, art, append=append)
+            )
+            == []
+        )
+    done = status(m.TaskState.COMPLETED)
+    assert [list(frame) for frame in done] == [["id", "artifact"], ["id", "status", "final"]]
+    assert done[0]["artifact"] == {
+        "name": "result",
+        "parts": [{"type": "text", "text": "one two"}],
+        "index": 0,
+    }  # type: ignore[index]
+    assert done[1]["final"] is True and str(done[1]["status"]["timestamp"]).endswith("Z")  # type: ignore[index]
+    assert states[-1] is m.TaskState.COMPLETED
+
+
+def test_legacy_resubscribe_announces_working_first() -> None:
+    events = LegacyEvents("c-1", resubscribed=True, on_state=lambda _s: None)
+    task = m.new_task(m.text_message("hi"))
+    (frame,) = events.translate(task)
+    assert frame["status"]["state"] == "working" and frame["final"] is False  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("header", "refused"),
+    [
+        (None, "missing"),
+        ("Basic abc", "missing"),
+        ("Bearer", "empty"),
+        ("Bearer    ", "empty"),
+        ("bearer tok", ""),
+        ("Bearer tok", ""),
+    ],
+)
+def test_bearer_gate(header: str | None, refused: str) -> None:
+    assert (
+        (refused in bearer_refusal(header, None)) if refused else not bearer_refusal(header, None)
+    )
+
+
+def test_bearer_gate_with_a_token_check() -> None:
+    assert bearer_refusal("Bearer good", lambda token: token == "good") == ""
+    assert "not accepted" in bearer_refusal("Bearer bad", lambda token: token == "good")
