@@ -115,7 +115,6 @@ def http_status_error(status: int, body: bytes) -> Exception:
 class Binding(abc.ABC):
     """A protocol binding at one interface URL."""
 
-    name: ClassVar[str]
     version: ClassVar[str]
 
     def __init__(self, url: str, *, tenant: str = "") -> None:
@@ -143,14 +142,14 @@ class Binding(abc.ABC):
         """The error a non-stream answer to a streaming call carries."""
 
 
-def decode_v1_result(op: Op, data: Any) -> Any:
+def decode_v1_result(op: Op, data: Any, *, path: str) -> Any:
     """A v1.0 ProtoJSON result for ``op``; a bad shape raises :class:`InvalidResponseError`."""
     try:
         if op in (Op.SEND, Op.STREAM):
-            return V1.decode_send_result(data, path="$.result")
+            return V1.decode_send_result(data, path=path)
         if op is Op.DELETE_PUSH:
             return None
-        return V1.decode(data, RESULT_TYPES[op], path="$.result")
+        return V1.decode(data, RESULT_TYPES[op], path=path)
     except InvalidParamsError as exc:
         raise _bad_response(f"{op} result", exc) from None
 
@@ -158,7 +157,6 @@ def decode_v1_result(op: Op, data: Any) -> Any:
 class JsonRpcBinding(Binding):
     """JSON-RPC 2.0 over HTTP POST; streams are SSE whose data are JSON-RPC responses."""
 
-    name = JSONRPC
     version = "1.0"
 
     def __init__(self, url: str, *, tenant: str = "") -> None:
@@ -175,7 +173,7 @@ class JsonRpcBinding(Binding):
         return params
 
     def decode(self, op: Op, result: Any) -> Any:
-        return decode_v1_result(op, result)
+        return decode_v1_result(op, result, path="$.result")
 
     def decode_event(self, result: Any) -> m.StreamEvent:
         try:
@@ -242,7 +240,6 @@ class JsonRpcBinding(Binding):
 class RestBinding(Binding):
     """HTTP+JSON: resource paths and verbs, ProtoJSON bodies, AIP-193 error objects."""
 
-    name = HTTP_JSON
     version = "1.0"
 
     def call(self, op: Op, request: Any) -> HttpCall:
@@ -264,7 +261,7 @@ class RestBinding(Binding):
             raise self.error(status, body)
         if op is Op.DELETE_PUSH:
             return None
-        return decode_v1_result(op, _json_body(body, f"{op} result"))
+        return decode_v1_result(op, _json_body(body, f"{op} result"), path="$")
 
     def event(self, data: str) -> m.StreamEvent:
         try:

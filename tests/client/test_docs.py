@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import trio
 
-from a2a_trio import serve
+from a2a_trio import client, serve
 from a2a_trio.cli import app
 from a2a_trio.demo import agent
 
@@ -79,3 +79,9 @@ def test_cli_docs_cover_every_command() -> None:
         c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands
     }
     assert documented == commands
+
+
+def test_client_docs_name_every_public_name() -> None:
+    text = (DOCS / "client.md").read_text()
+    missing = [name for name in client.__all__ if f"`{name}" not in text]
+    assert missing == []
