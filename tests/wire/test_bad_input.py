@@ -1,0 +1,346 @@
+"""Bad input gets one error type, ``InvalidParamsError``, with a JSON path and a reason, for both
+wire forms; never a raw cattrs/KeyError traceback, never unbounded recursion or time."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import V03_STRATEGIES, V1_STRATEGIES, Strategies, json_values
+
+from a2a_trio import model as m
+from a2a_trio.errors import InvalidParamsError, ParseError
+from a2a_trio.wire import MAX_JSON_DEPTH, V03, V1, loads
+
+V1_MSG = {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
+V03_MSG = {
+    "kind": "message",
+    "messageId": "m",
+    "role": "user",
+    "parts": [{"kind": "text", "text": "hi"}],
+}
+
+
+def _with(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    return {**base, **changes}
+
+
+V1_CASES = [
+    # wrong types
+    (
+        {"message": _with(V1_MSG, messageId=5)},
+        "$.message.messageId",
+        "expected a string, got number",
+    ),
+    ({"message": _with(V1_MSG, parts={"text": "x"})}, "$.message.parts", "expected an array"),
+    (
+        {"message": V1_MSG, "configuration": {"historyLength": "ten"}},
+        "$.configuration.historyLength",
+        "expected an integer",
+    ),
+    (
+        {"message": V1_MSG, "configuration": {"historyLength": 2**40}},
+        "$.configuration.historyLength",
+        "integer out of the 32-bit range",
+    ),
+    (
+        {"message": V1_MSG, "configuration": {"returnImmediately": "yes"}},
+        "$.configuration.returnImmediately",
+        "expected a boolean",
+    ),
+    ({"message": V1_MSG, "metadata": [1]}, "$.metadata", "expected an object, got array"),
+    ([V1_MSG], "$", "expected an object, got array"),
+    # missing required fields
+    ({}, "$.message", "required field missing"),
+    (
+        {"message": {"role": "ROLE_USER", "parts": []}},
+        "$.message.messageId",
+        "required field missing",
+    ),
+    # two (or zero) members of a oneof
+    (
+        {"message": _with(V1_MSG, parts=[{"text": "a", "url": "http://x"}])},
+        "$.message.parts[0]",
+        "exactly one of text, raw, url, data must be set",
+    ),
+    (
+        {"message": _with(V1_MSG, parts=[{"mediaType": "text/plain"}])},
+        "$.message.parts[0]",
+        "exactly one of text, raw, url, data must be set",
+    ),
+    # unknown enum names and bad scalars
+    ({"message": _with(V1_MSG, role="ROLE_BOT")}, "$.message.role", "unknown Role 'ROLE_BOT'"),
+    ({"message": _with(V1_MSG, role="user")}, "$.message.role", "unknown Role 'user'"),
+    (
+        {"message": _with(V1_MSG, parts=[{"raw": "not base64!"}])},
+        "$.message.parts[0].raw",
+        "not valid base64",
+    ),
+]
+
+V03_CASES = [
+    (
+        {"message": _with(V03_MSG, messageId=5)},
+        "$.message.messageId",
+        "expected a string, got number",
+    ),
+    (
+        {"message": V03_MSG, "configuration": {"blocking": "yes"}},
+        "$.configuration.blocking",
+        "expected a boolean",
+    ),
+    (
+        {
+            "message": V03_MSG,
+            "configuration": {"pushNotificationConfig": {"url": "u", "authentication": {}}},
+        },
+        "$.configuration.pushNotificationConfig.authentication.schemes",
+        "required field missing",
+    ),
+    ({}, "$.message", "required field missing"),
+    ({"message": _with(V03_MSG, kind="task")}, "$.message", "kind must be 'message', got 'task'"),
+    (
+        {"message": _with(V03_MSG, parts=[{"kind": "image", "text": "x"}])},
+        "$.message.parts[0]",
+        "unknown part kind 'image'",
+    ),
+    (
+        {"message": _with(V03_MSG, parts=[{"text": "x", "data": {}}])},
+        "$.message.parts[0]",
+        "exactly one of text, file, data must be set",
+    ),
+    (
+        {
+            "message": _with(
+                V03_MSG, parts=[{"kind": "file", "file": {"bytes": "eA==", "uri": "http://x"}}]
+            )
+        },
+        "$.message.parts[0]",
+        "file: exactly one of bytes, uri must be set",
+    ),
+    (
+        {"message": _with(V03_MSG, parts=[{"kind": "data", "data": [1, 2]}])},
+        "$.message.parts[0].data",
+        "expected an object, got array",
+    ),
+    (
+        {"message": _with(V03_MSG, role="ROLE_USER")},
+        "$.message.role",
+        "unknown role 'ROLE_USER' (one of user, agent)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("data", "path", "reason"), V1_CASES)
+def test_v1_bad_send_params(data: Any, path: str, reason: str) -> None:
+    with pytest.raises(InvalidParamsError) as caught:
+        V1.decode(data, m.SendMessageRequest)
+    assert caught.value.path == path
+    assert caught.value.reason.startswith(reason), caught.value.reason
+
+
+@pytest.mark.parametrize(("data", "path", "reason"), V03_CASES)
+def test_v03_bad_send_params(data: Any, path: str, reason: str) -> None:
+    with pytest.raises(InvalidParamsError) as caught:
+        V03.decode(data, m.SendMessageRequest)
+    assert caught.value.path == path
+    assert caught.value.reason.startswith(reason), caught.value.reason
+
+
+def test_error_is_rooted_where_the_caller_says() -> None:
+    bad = {"message": _with(V1_MSG, parts=[{"text": "a", "data": {}}])}
+    with pytest.raises(InvalidParamsError) as caught:
+        V1.decode(bad, m.SendMessageRequest, path="params")
+    assert (
+        str(caught.value)
+        == "params.message.parts[0]: exactly one of text, raw, url, data must be set"
+    )
+    assert caught.value.data == {
+        "path": "params.message.parts[0]",
+        "reason": "exactly one of text, raw, url, data must be set",
+    }
+    assert caught.value.code == -32602
+
+
+@pytest.mark.parametrize(
+    ("data", "path", "reason"),
+    [
+        ({"status": "TASK_STATE_WORKING"}, "$.status", "unknown task state 'TASK_STATE_WORKING'"),
+        (
+            {"lastUpdatedAfter": "yesterday"},
+            "$.lastUpdatedAfter",
+            "expected Unix time in milliseconds",
+        ),
+        ({"lastUpdatedAfter": 10**20}, "$.lastUpdatedAfter", "out of range"),
+        ({"pageSize": 1.5}, "$.pageSize", "expected an integer"),
+    ],
+)
+def test_v03_bad_list_params(data: Any, path: str, reason: str) -> None:
+    with pytest.raises(InvalidParamsError) as caught:
+        V03.decode(data, m.ListTasksRequest, path="$")
+    assert (caught.value.path, caught.value.reason.startswith(reason)) == (path, True)
+
+
+def test_v03_bad_stream_events() -> None:
+    with pytest.raises(InvalidParamsError, match=r"^\$: kind must be one of task, message"):
+        V03.decode_stream_event({"kind": "progress"})
+    with pytest.raises(InvalidParamsError, match=r"^\$\.final: expected a boolean"):
+        V03.decode_stream_event(
+            {
+                "kind": "status-update",
+                "taskId": "t",
+                "contextId": "c",
+                "status": {"state": "working"},
+                "final": "yes",
+            }
+        )
+    with pytest.raises(InvalidParamsError, match=r"^\$: expected an object, got string"):
+        V03.decode_stream_event("task")
+    event = {
+        "kind": "artifact-update",
+        "taskId": "t",
+        "contextId": "c",
+        "artifact": {"artifactId": "a", "parts": []},
+    }
+    with pytest.raises(InvalidParamsError, match=r"^\$: kind must be one of task, message$"):
+        V03.decode_send_result(event)
+
+
+def test_v1_bad_stream_responses() -> None:
+    with pytest.raises(
+        InvalidParamsError, match="exactly one of task, message, statusUpdate, artifactUpdate"
+    ):
+        V1.decode_stream_response({"task": {}, "message": {}})
+    with pytest.raises(InvalidParamsError, match=r"^params.task.status: required field missing"):
+        V1.decode_stream_response({"task": {"id": "t"}}, path="params")
+
+
+def test_bad_security_schemes_both_forms() -> None:
+    two = {"apiKeySecurityScheme": {"location": "header", "name": "k"}, "mtlsSecurityScheme": {}}
+    card = {
+        "name": "n",
+        "description": "d",
+        "version": "1",
+        "capabilities": {},
+        "securitySchemes": {"k": two},
+    }
+    with pytest.raises(
+        InvalidParamsError, match=r"securitySchemes\['k'\]: exactly one of apiKeySecurityScheme"
+    ):
+        V1.decode(card, m.AgentCard)
+    card03 = {
+        "name": "n",
+        "description": "d",
+        "url": "u",
+        "version": "1",
+        "protocolVersion": "0.3.0",
+        "capabilities": {},
+        "defaultInputModes": [],
+        "defaultOutputModes": [],
+        "skills": [],
+        "securitySchemes": {"k": {"type": "kerberos"}},
+    }
+    with pytest.raises(InvalidParamsError, match=r"unknown security scheme type 'kerberos'"):
+        V03.decode(card03, m.AgentCard)
+
+
+def _nested(depth: int) -> Any:
+    value: Any = "leaf"
+    for i in range(depth):
+        value = {"k": value} if i % 2 else [value]
+    return value
+
+
+@pytest.mark.parametrize("depth", [MAX_JSON_DEPTH + 1, 10_000, 200_000])
+def test_deep_data_is_refused_without_recursion(depth: int) -> None:
+    deep = _nested(depth)
+    with pytest.raises(InvalidParamsError, match=f"nested deeper than {MAX_JSON_DEPTH}"):
+        V1.decode({"message": _with(V1_MSG, metadata={"x": deep})}, m.SendMessageRequest)
+    with pytest.raises(InvalidParamsError, match=f"nested deeper than {MAX_JSON_DEPTH}"):
+        V03.decode(
+            {"message": _with(V03_MSG, parts=[{"kind": "data", "data": {"x": deep}}])},
+            m.SendMessageRequest,
+        )
+
+
+def test_data_at_the_depth_limit_is_accepted() -> None:
+    ok = _nested(MAX_JSON_DEPTH - 1)
+    request = V1.decode({"message": _with(V1_MSG, parts=[{"data": ok}])}, m.SendMessageRequest)
+    assert request.message.parts == (m.DataPart(ok),)
+
+
+def test_deep_json_document_is_a_parse_error() -> None:
+    with pytest.raises(ParseError):
+        loads(b"[" * 100_000 + b"]" * 100_000)
+
+
+@pytest.mark.parametrize("codec", [V1, V03], ids=["v1", "v03"])
+def test_huge_text_is_fast(codec: Any) -> None:
+    text = "x" * 5_000_000
+    message = m.Message(
+        message_id="m", role=m.Role.USER, parts=[m.TextPart(text), m.RawPart(text.encode())]
+    )
+    started = time.perf_counter()
+    wire = codec.encode(message)
+    assert codec.decode(wire, m.Message) == message
+    assert time.perf_counter() - started < 2.0
+
+
+def _mutations(strategies: Strategies, cls: type, codec: Any) -> st.SearchStrategy[Any]:
+    """A valid wire value with one node anywhere in it replaced by arbitrary JSON."""
+
+    def paths(node: Any, here: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        found = [here]
+        if isinstance(node, dict):
+            for key, child in node.items():
+                found += paths(child, (*here, key))
+        elif isinstance(node, list):
+            for i, child in enumerate(node):
+                found += paths(child, (*here, i))
+        return found
+
+    def replace(node: Any, path: tuple[Any, ...], new: Any) -> Any:
+        if not path:
+            return new
+        head, *rest = path
+        copy = dict(node) if isinstance(node, dict) else list(node)
+        copy[head] = replace(node[head], tuple(rest), new)
+        return copy
+
+    @st.composite
+    def mutated(draw: st.DrawFn) -> Any:
+        wire = codec.encode(draw(strategies.of(cls)))
+        path = draw(st.sampled_from(paths(wire)))
+        return replace(wire, path, draw(json_values))
+
+    return mutated()
+
+
+FUZZ = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@pytest.mark.parametrize(
+    "cls",
+    [m.SendMessageRequest, m.Task, m.AgentCard, m.ListTasksRequest, m.TaskPushNotificationConfig],
+    ids=lambda c: c.__name__,
+)
+@pytest.mark.parametrize(
+    ("codec", "strategies"), [(V1, V1_STRATEGIES), (V03, V03_STRATEGIES)], ids=["v1", "v03"]
+)
+def test_any_corruption_gives_invalid_params_or_a_value(
+    codec: Any, strategies: Strategies, cls: type
+) -> None:
+    @FUZZ
+    @given(_mutations(strategies, cls, codec))
+    def check(wire: Any) -> None:
+        try:
+            decoded = codec.decode(wire, cls)
+        except InvalidParamsError as exc:
+            assert exc.path.startswith("$") and exc.reason
+        else:
+            assert isinstance(decoded, cls)
+
+    check()
