@@ -19,13 +19,13 @@ import pytest
 import trio
 
 from a2a_trio import Agent, ServerConfig, TaskContext, serve
+from a2a_trio.runtime import INTERNAL_FAILURE
 
 from .agents import gates
 from .conftest import V1_HEADERS, rpc, user_message
 
 MiB = 1024 * 1024
 DEFAULT_LIMIT = 10 * MiB  # ServerConfig.max_body_bytes
-INTERNAL_FAILURE = "The agent failed while processing this task."
 LEAKS = re.compile(r'Traceback|File "|\.py\b|/etc/passwd|secret|site-packages|/work/|/tmp/')
 
 type Json = dict[str, Any]
@@ -441,18 +441,20 @@ async def post_body_in_chunks(
         f"POST / HTTP/1.1\r\nHost: {url.host}:{url.port}\r\nA2A-Version: 1.0\r\n"
         f"Content-Type: application/json\r\n{framing}\r\n\r\n"
     ).encode()
-    piece = b" " * (64 * 1024)
-    frame = piece if content_length is not None else b"10000\r\n" + piece + b"\r\n"
+    size = 64 * 1024
+    total = chunks * size if content_length is None else min(chunks * size, content_length)
     written = 0
     received = bytearray()
     response: httpx.Response | None = None
 
-    async def write(cancel: trio.CancelScope) -> None:
+    async def write() -> None:
         nonlocal written
         try:
             await stream.send_all(head)
-            for _ in range(chunks):
-                await stream.send_all(frame)
+            while written < total:
+                piece = b" " * min(size, total - written)
+                chunked = content_length is None
+                await stream.send_all(b"%x\r\n%b\r\n" % (len(piece), piece) if chunked else piece)
                 written += len(piece)
             if content_length is None:
                 await stream.send_all(b"0\r\n\r\n")
@@ -479,7 +481,7 @@ async def post_body_in_chunks(
     with trio.fail_after(10):
         stream = await trio.open_tcp_stream(str(url.host), int(url.port or 80))
         async with stream, trio.open_nursery() as nursery:
-            nursery.start_soon(write, nursery.cancel_scope)
+            nursery.start_soon(write)
             nursery.start_soon(read, nursery.cancel_scope)
     assert response is not None
     return response, written
@@ -551,6 +553,8 @@ async def test_a_streaming_notification_gets_no_event_stream(http: httpx.AsyncCl
     response = await http.post("/", json=document)
     assert response.status_code == 204
     assert response.content == b""
+    listed = result_of(await call(http, "ListTasks", {}, rid=61), 61)
+    assert listed["totalSize"] == 1  # the message was still taken
 
 
 # --- handler failures never leak --------------------------------------------------------------
