@@ -187,3 +187,14 @@ async def test_cut_stream_resumes_without_losing_or_repeating_events(
     assert [signature(e) for e in seen] == [signature(e) for e in reference]
     chunks = [texts(e.artifact.parts) for e in seen if isinstance(e, m.TaskArtifactUpdateEvent)]
     assert chunks[:2] == ["one ", "two"]
+
+
+@pytest.mark.parametrize("binding", [JSONRPC, HTTP_JSON])
+async def test_tenant_scopes_every_call(server: str, binding: str) -> None:
+    async with open_client(server, bindings=[binding], tenant="acme") as acme:
+        task = await acme.send("for acme")
+        assert isinstance(task, m.Task)
+        assert (await acme.get_task(task.id)).id == task.id
+    async with open_client(server, bindings=[binding]) as default:
+        with pytest.raises(TaskNotFoundError):
+            await default.get_task(task.id)
