@@ -83,15 +83,24 @@ async def test_stream_yields_typed_events_in_order(client: Client) -> None:
     assert events.task_id == seen[0].id
 
 
-async def test_subscribe_follows_a_running_task(client: Client) -> None:
-    task = await client.send("slow subscribe", return_immediately=True)
+async def follow_then_cancel(client: Client) -> list[m.StreamEvent]:
+    """Subscribe to a task that works until canceled, cancel it once subscribed, collect all."""
+    task = await client.send("wait", return_immediately=True)
     assert isinstance(task, m.Task)
     async with client.subscribe(task.id) as events:
-        seen = [event async for event in events]
+        seen = [await anext(events)]
+        await client.cancel_task(task.id)
+        seen += [event async for event in events]
+    assert events.task_id == task.id
+    return seen
+
+
+async def test_subscribe_follows_a_running_task(client: Client) -> None:
+    seen = await follow_then_cancel(client)
     assert isinstance(seen[0], m.Task)
     last = seen[-1]
     assert isinstance(last, m.TaskStatusUpdateEvent | m.Task)
-    assert last.status.state is m.TaskState.COMPLETED
+    assert last.status.state is m.TaskState.CANCELED
 
 
 async def test_get_task_with_history_length(client: Client) -> None:
@@ -254,13 +263,9 @@ async def test_v03_send_stream_get_cancel(v03_client: Client) -> None:
 
 
 async def test_v03_subscribe(v03_client: Client) -> None:
-    task = await v03_client.send("slow v03", return_immediately=True)
-    assert isinstance(task, m.Task)
-    async with v03_client.subscribe(task.id) as events:
-        seen = [event async for event in events]
-    last = seen[-1]
+    last = (await follow_then_cancel(v03_client))[-1]
     assert isinstance(last, m.TaskStatusUpdateEvent | m.Task)
-    assert last.status.state is m.TaskState.COMPLETED
+    assert last.status.state is m.TaskState.CANCELED
 
 
 async def test_v03_push_config_crud(v03_client: Client) -> None:

@@ -159,13 +159,13 @@ async def test_keepalives_keep_an_idle_stream_under_its_read_timeout() -> None:
     async def handler(request: Request, reply: Reply) -> None:
         await reply.start_sse()
         await reply.event(stream_result(TASK))
-        for _ in range(8):
+        for _ in range(15):  # 1.5 s of silence but for keepalives: longer than the timeout
             await trio.sleep(0.1)
             await reply.chunk(b": keepalive\n\n")
         await reply.event(stream_result(status(m.TaskState.COMPLETED)))
         await reply.end_sse()
 
-    timeouts = Timeouts(stream_read=0.4)
+    timeouts = Timeouts(stream_read=0.6)
     async with (
         open_stub_agent(handler) as agent,
         open_client(agent.url, timeouts=timeouts) as client,
