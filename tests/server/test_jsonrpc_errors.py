@@ -118,8 +118,8 @@ async def test_wrong_or_missing_jsonrpc_version_is_invalid_request(
         document = {"jsonrpc": version, "id": f"v-{version}", "method": "ListTasks"}
         error = error_of(await http.post("/", json=document), f"v-{version}")
         assert error["code"] == -32600
-    document = {"id": 4, "method": "ListTasks", "params": {}}
-    assert error_of(await http.post("/", json=document), 4)["code"] == -32600
+    missing: Json = {"id": 4, "method": "ListTasks", "params": {}}
+    assert error_of(await http.post("/", json=missing), 4)["code"] == -32600
 
 
 async def test_batches_and_non_object_bodies_are_invalid_request(
@@ -171,9 +171,10 @@ async def test_unknown_method_is_method_not_found(http: httpx.AsyncClient) -> No
 
 
 async def test_params_must_be_an_object(http: httpx.AsyncClient) -> None:
+    params: object
     for params in ([], "x", 3, None, True):
         rid = f"p-{params}"
-        document = {"jsonrpc": "2.0", "id": rid, "method": "ListTasks", "params": params}
+        document: Json = {"jsonrpc": "2.0", "id": rid, "method": "ListTasks", "params": params}
         invalid_params(await http.post("/", json=document), rid, "$.params")
 
 
@@ -254,14 +255,15 @@ async def test_unknown_skill_is_invalid_params_naming_it(http: httpx.AsyncClient
 
 
 async def test_unknown_task_id_is_task_not_found(http: httpx.AsyncClient) -> None:
-    follow_up = {"message": user_message("x", taskId="no-such-task")}
-    for method, params in [
+    follow_up: Json = {"message": user_message("x", taskId="no-such-task")}
+    cases: list[tuple[str, Json]] = [
         ("GetTask", {"id": "no-such-task"}),
         ("CancelTask", {"id": "no-such-task"}),
         ("SubscribeToTask", {"id": "no-such-task"}),
         ("SendMessage", follow_up),
         ("SendStreamingMessage", follow_up),
-    ]:
+    ]
+    for method, params in cases:
         error = error_of(await call(http, method, params, rid=method), method)
         assert error["code"] == -32001
         assert "no-such-task" in error["message"]
@@ -469,7 +471,9 @@ async def post_body_in_chunks(
             received.extend(data)
         raw_head, _, body = bytes(received).partition(b"\r\n\r\n")
         status_line, *lines = raw_head.decode("latin-1").split("\r\n")
-        headers = [tuple(part.strip() for part in line.split(":", 1)) for line in lines]
+        headers = [
+            (name.strip(), value.strip()) for name, value in (h.split(":", 1) for h in lines)
+        ]
         length = int(dict((k.lower(), v) for k, v in headers)["content-length"])
         while len(body) < length:
             data = await stream.receive_some(65536)
