@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 
@@ -80,9 +81,10 @@ async def open_servers(
             if name not in settings.servers:
                 continue
             try:
-                own = (
-                    attrs.evolve(opts, pythonpath=settings.a2a_trio_path) if name == OURS else opts
-                )
+                own = opts
+                if name == OURS and settings.a2a_trio_path:
+                    paths = filter(None, (settings.a2a_trio_path, opts.pythonpath))
+                    own = attrs.evolve(opts, pythonpath=os.pathsep.join(paths))
                 running[name] = await stack.enter_async_context(
                     open_server(name, own, pinned=settings.pinned)
                 )

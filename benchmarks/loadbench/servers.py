@@ -23,7 +23,7 @@ SERVERS_DIR = Path(__file__).resolve().parent.parent / "servers"
 LOG_DIR = Path(__file__).resolve().parent.parent / "results" / "logs"
 SERVER_CPU = 0
 LOADGEN_CPU = 1
-START_TIMEOUT = 30.0
+START_TIMEOUT = 120.0
 STOP_TIMEOUT = 5.0
 
 SCRIPTS = {
@@ -43,6 +43,8 @@ class ServerOptions:
     retention_seconds: float = 0.0
     pythonpath: str = ""
     """Prepended to ``PYTHONPATH`` (to run a2a_trio from a snapshot, not the working tree)."""
+    env: tuple[tuple[str, str], ...] = ()
+    """Extra environment variables for the server process (profiling tools use them)."""
 
 
 @attrs.frozen
@@ -109,7 +111,7 @@ async def open_server(name: str, options: ServerOptions, *, pinned: bool) -> Asy
         ]
         log_path = LOG_DIR / f"{name.replace(' ', '_')}.log"
         with log_path.open("ab") as log:
-            env = dict(os.environ)
+            env = dict(os.environ) | dict(options.env)
             if options.pythonpath:
                 env["PYTHONPATH"] = os.pathsep.join(
                     filter(None, [options.pythonpath, env.get("PYTHONPATH", "")])
