@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -92,6 +92,22 @@ async def sql_backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIt
     """The durable backends, whose database outlives a store instance."""
     async with make_backend(request.param, tmp_path) as made:
         yield made
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def backend_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A durable database URL for synchronous tests (Hypothesis runs each example in its own
+    ``trio.run``; the memory store would not outlive one)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'tasks.db'}"
+        return
+    base = pg_base_url()
+    schema = f"test_{uuid.uuid4().hex[:12]}"
+    _run_sql(base, f"CREATE SCHEMA {schema}")
+    try:
+        yield with_search_path(base, schema)
+    finally:
+        _run_sql(base, f"DROP SCHEMA {schema} CASCADE")
 
 
 @pytest.fixture

@@ -8,6 +8,8 @@ import attrs
 import pytest
 import trio
 import trio.lowlevel
+from hypothesis import HealthCheck, given, settings
+from strategies import V1_STRATEGIES
 
 from a2a_trio import model as m
 from a2a_trio.errors import (
@@ -590,6 +592,26 @@ async def test_open_store_purges_periodically(autojump_clock: object) -> None:
 
 
 # -- awkward input -----------------------------------------------------------------------------
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(task=V1_STRATEGIES.of(m.Task))
+def test_any_task_round_trips(backend_url: str, task: m.Task) -> None:
+    # Fresh ids (the database outlives examples); keys with NUL are refused, as tested below.
+    task = attrs.evolve(task, id=m.new_id(), context_id=task.context_id.replace("\x00", ""))
+
+    async def round_trip() -> None:
+        async with open_store(backend_url) as store:
+            await store.create_task(ANONYMOUS, task)
+            loaded = await store.load_task(ANONYMOUS, task.id)
+            assert loaded is not None
+            assert loaded.task == task
+            await store.append_events(ANONYMOUS, task.id, [(1, task)])
+            assert await store.load_events(ANONYMOUS, task.id) == ((1, task),)
+
+    trio.run(round_trip)
 
 
 async def test_any_text_round_trips_in_a_task(store: TaskStore) -> None:
