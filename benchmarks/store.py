@@ -6,7 +6,8 @@
 PostgreSQL is measured when ``A2A_TRIO_TEST_PG_URL`` (or ``--pg-url``) names a server; the run
 uses a fresh schema and drops it afterwards.  SQLite files go to a temporary directory.  The fill
 runs through the public store API with 16 concurrent writers (SQLite with ``synchronous=normal``
-to keep the fill short); the write rates below are measured separately on the default settings.
+to keep the fill short, PostgreSQL followed by the ``VACUUM ANALYZE`` autovacuum would soon run);
+the update rates are measured separately on the default settings.
 Prints a markdown table.
 """
 
@@ -206,8 +207,23 @@ async def measure_size(store: TaskStore, ids: list[str], plan: Plan) -> tuple[fl
     )
 
 
+def nothing() -> None:
+    """No settling needed after a fill."""
+
+
+def pg_vacuum(url: str) -> None:
+    """What autovacuum does soon after a bulk fill (count(*) needs a current visibility map)."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE a2a_tasks")
+
+
 async def measure(
-    backend: str, fill_url: str, url: str, plan: Plan, bytes_per_task: Callable[[int], float]
+    backend: str,
+    fill_url: str,
+    url: str,
+    plan: Plan,
+    bytes_per_task: Callable[[int], float],
+    settle: Callable[[], None] = nothing,
 ) -> list[Row]:
     """Fill to each size in turn (through ``fill_url``) and measure through ``url``."""
     rows = []
@@ -219,6 +235,7 @@ async def measure(
             else:
                 async with open_store(fill_url) as filler:
                     creates = await fill(filler, ids, size)
+            await trio.to_thread.run_sync(settle)
             get_p50, get_p99, list_p50, list_p99, ctx_p50, updates = await measure_size(
                 store, ids, plan
             )
@@ -256,7 +273,12 @@ async def run(plan: Plan, pg_url: str, workdir: Path) -> list[Row]:
         if pg_url:
             async with pg_schema(pg_url) as url:
                 rows += await measure(
-                    "postgresql", url, url, plan, lambda count: pg_bytes(url) / count
+                    "postgresql",
+                    url,
+                    url,
+                    plan,
+                    lambda count: pg_bytes(url) / count,
+                    lambda: pg_vacuum(url),
                 )
     return rows
 
@@ -285,6 +307,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as workdir:
         rows = trio.run(run, plan, args.pg_url, Path(workdir))
     print(table(rows))
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(f"\n({os.cpu_count()} CPUs, load average {load} at the end)")
     if not args.pg_url:
         print("\n(PostgreSQL not measured: set A2A_TRIO_TEST_PG_URL or pass --pg-url)")
 

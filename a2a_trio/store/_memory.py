@@ -1,7 +1,9 @@
 """The in-memory task store: for tests, demos and single-process deployments that need no restart.
 
 Writes are synchronous dict operations, so each one is atomic under trio's cooperative scheduling
-without locks.  Listing sorts on demand: fine for development, not a template for large tables.
+without locks.  The dict is kept in write order (an update moves its task to the end), so a
+listing walks it backwards, newest first, without sorting; it still visits every task, which is
+fine for development and not a template for large tables.
 """
 
 from __future__ import annotations
@@ -116,20 +118,23 @@ class MemoryTaskStore:
         task = apply_update(row.stored.task, update, now=now)
         row.stored = StoredTask(task, row.stored.version + 1, now)
         row.order = self._next_order()
+        self._rows[task_id] = self._rows.pop(task_id)  # keep the dict in write order
         return row.stored
 
     async def list_tasks(self, scope: CallerScope, query: TaskQuery) -> TaskPage:
         check_query(query)
         after = decode_cursor(query.page_token) if query.page_token else None
-        matches = [
-            row
-            for row in self._rows.values()
-            if row.scope == scope and _matches(row.stored.task, query)
-        ]
-        matches.sort(key=lambda row: row.order, reverse=True)
-        rest = [row for row in matches if after is None or row.order < after]
-        page = rest[: query.page_size]
-        more = len(rest) > len(page)
+        total, page, more = 0, list[_Row](), False
+        for row in reversed(self._rows.values()):  # newest write first
+            if row.scope != scope or not _matches(row.stored.task, query):
+                continue
+            total += 1
+            if after is not None and row.order >= after:
+                continue
+            if len(page) < query.page_size:
+                page.append(row)
+            else:
+                more = True
         return TaskPage(
             tasks=tuple(
                 trim_task(
@@ -141,7 +146,7 @@ class MemoryTaskStore:
             ),
             next_page_token=encode_cursor(page[-1].order) if more else "",
             page_size=query.page_size,
-            total_size=len(matches),
+            total_size=total,
         )
 
     async def delete_task(self, scope: CallerScope, task_id: str) -> bool:
@@ -198,7 +203,7 @@ class MemoryTaskStore:
     async def list_unfinished(self) -> tuple[ScopedTask, ...]:
         return tuple(
             ScopedTask(row.scope, row.stored)
-            for row in sorted(self._rows.values(), key=lambda row: row.order)
+            for row in self._rows.values()
             if not m.is_terminal(row.stored.task.status.state)
         )
 
