@@ -96,22 +96,30 @@ def json_type(value: Any) -> str:
 
 
 def check_json_value(value: Any, _type: Any = None) -> JsonValue:
-    """Accept any JSON value nested at most ``MAX_JSON_DEPTH`` deep (checked without recursion)."""
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            if item is not None and not isinstance(item, str | int | float | bool):
+    """Accept any JSON value nested at most ``MAX_JSON_DEPTH`` deep (checked without recursion).
+
+    Walks one level at a time: cheap for the small, flat values metadata usually holds.
+    """
+    level, depth = [value], 0
+    while level:
+        below: list[Any] = []
+        containers = 0
+        for item in level:
+            if isinstance(item, dict):
+                containers += 1
+                below.extend(item.values())
+            elif isinstance(item, list):
+                containers += 1
+                below.extend(item)
+            elif not isinstance(item, _JSON_SCALARS):
                 raise InvalidParamsError(f"not a JSON value: {json_type(item)}")
-            continue
-        if depth >= MAX_JSON_DEPTH:
+        if containers and depth >= MAX_JSON_DEPTH:
             raise InvalidParamsError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
-        stack.extend((child, depth + 1) for child in children)
+        level, depth = below, depth + 1
     return value  # type: ignore[no-any-return]
+
+
+_JSON_SCALARS = (str, int, float, bool, type(None))
 
 
 def check_json_object(value: Any, _type: Any = None) -> dict[str, JsonValue]:
@@ -241,7 +249,9 @@ def camel_decoder(
 
     def structure(data: Any, _type: Any) -> Any:
         # ``null`` means "unset", except inside Struct/Value content (handled by their hooks).
-        obj = {k: v for k, v in expect_object(data).items() if v is not None}
+        obj = expect_object(data)
+        if None in obj.values():
+            obj = {k: v for k, v in obj.items() if v is not None}
         return generated(obj, cls)
 
     return structure
