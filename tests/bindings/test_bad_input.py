@@ -1,0 +1,159 @@
+"""Bad input on every binding gets a clear, spec-shaped error: right code and status, no leaks."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from a2a_trio import ServerConfig
+from a2a_trio.errors import AgentMisuseError
+from a2a_trio.server import create_app
+
+from .agents import agent
+from .drivers import V1_HEADERS
+
+SEND = {"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "x"}]}}
+
+
+def reason(response: httpx.Response) -> str:
+    body = response.json()
+    assert "Traceback" not in response.text and "/work/" not in response.text
+    assert body["error"]["code"] == response.status_code
+    (info,) = body["error"]["details"]
+    assert info["@type"] == "type.googleapis.com/google.rpc.ErrorInfo"
+    return str(info["reason"])
+
+
+@pytest.mark.parametrize(
+    ("verb", "path", "status", "why"),
+    [
+        ("GET", "/no/such/resource", 404, "METHOD_NOT_FOUND"),
+        ("GET", "/tasks/missing", 404, "TASK_NOT_FOUND"),
+        ("GET", "/tasks?pageSize=0", 400, "INVALID_PARAMS"),
+        ("GET", "/tasks?pageSize=ten", 400, "INVALID_PARAMS"),
+        ("GET", "/tasks?status=sleeping", 400, "INVALID_PARAMS"),
+        ("GET", "/tasks?includeArtifacts=maybe", 400, "INVALID_PARAMS"),
+        ("GET", "/tasks?statusTimestampAfter=yesterday", 400, "INVALID_PARAMS"),
+        ("GET", "/tasks?colour=red", 400, "INVALID_PARAMS"),
+        ("GET", "/tasks/missing?historyLength=-1", 400, "INVALID_PARAMS"),
+        ("DELETE", "/tasks/missing", 405, "METHOD_NOT_FOUND"),
+        ("PUT", "/message:send", 405, "METHOD_NOT_FOUND"),
+        ("GET", "/message:send", 405, "METHOD_NOT_FOUND"),
+        ("GET", "/extendedAgentCard", 400, "EXTENDED_AGENT_CARD_NOT_CONFIGURED"),
+        ("GET", "/tasks/t/pushNotificationConfigs", 400, "PUSH_NOTIFICATION_NOT_SUPPORTED"),
+    ],
+)
+async def test_rest_errors(
+    http: httpx.AsyncClient, verb: str, path: str, status: int, why: str
+) -> None:
+    response = await http.request(verb, path, headers=V1_HEADERS)
+    assert response.status_code == status
+    assert reason(response) == why
+    if status == 405:
+        assert response.headers["allow"]
+
+
+async def test_rest_bodies(http: httpx.AsyncClient) -> None:
+    bad_json = await http.post(
+        "/message:send",
+        content=b"{nope",
+        headers={**V1_HEADERS, "Content-Type": "application/json"},
+    )
+    assert (bad_json.status_code, reason(bad_json)) == (400, "JSON_PARSE")
+    text = await http.post(
+        "/message:send", content=b"hello", headers={**V1_HEADERS, "Content-Type": "text/plain"}
+    )
+    assert (text.status_code, reason(text)) == (415, "CONTENT_TYPE_NOT_SUPPORTED")
+    not_object = await http.post("/message:send", json=[1], headers=V1_HEADERS)
+    assert (not_object.status_code, reason(not_object)) == (400, "INVALID_PARAMS")
+    no_message = await http.post("/message:send", json={}, headers=V1_HEADERS)
+    assert (no_message.status_code, reason(no_message)) == (400, "INVALID_PARAMS")
+    a2a_json = await http.post(
+        "/message:send",
+        content=httpx.Request("POST", "/", json=SEND).content,
+        headers={**V1_HEADERS, "Content-Type": "application/a2a+json"},
+    )
+    assert a2a_json.status_code == 200
+
+
+@pytest.mark.parametrize(("version", "status"), [("2.0", 400), ("0.3", 400), ("1.0", 200)])
+async def test_rest_versions(http: httpx.AsyncClient, version: str, status: int) -> None:
+    response = await http.post("/message:send", json=SEND, headers={"A2A-Version": version})
+    assert response.status_code == status
+    if status != 200:
+        assert reason(response) == "VERSION_NOT_SUPPORTED"
+
+
+async def test_rest_without_a_version_header_is_served_as_1_0(http: httpx.AsyncClient) -> None:
+    response = await http.post("/message:send", json=SEND, headers={"OPVS-Version": ""})
+    assert response.json()["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+def rpc(method: str, params: object, rid: object = 1) -> dict[str, object]:
+    return {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+
+
+@pytest.mark.parametrize(
+    ("headers", "method", "code"),
+    [
+        ({"A2A-Version": "9.9"}, "message/send", -32009),
+        ({"A2A-Version": "1.0"}, "message/send", -32601),  # a 0.3 name asked as 1.0
+        ({}, "tasks/sendSubscribe", -32601),  # a legacy name is not v0.3
+        ({"OPVS-Version": "0.3"}, "tasks/get", -32602),  # no id
+    ],
+)
+async def test_v03_errors(
+    http: httpx.AsyncClient, headers: dict[str, str], method: str, code: int
+) -> None:
+    response = await http.post("/", json=rpc(method, {}), headers=headers)
+    assert response.json()["error"]["code"] == code
+    assert response.json()["id"] == 1
+
+
+async def test_v03_shapes_in_and_out(http: httpx.AsyncClient) -> None:
+    v1_shaped = {"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "x"}]}}
+    refused = await http.post("/", json=rpc("message/send", v1_shaped))
+    assert refused.json()["error"]["code"] == -32602
+    message = {"kind": "message", "messageId": "m", "role": "user", "parts": [{"text": "x"}]}
+    task = (await http.post("/", json=rpc("message/send", {"message": message}))).json()["result"]
+    assert (task["kind"], task["status"]["state"]) == ("task", "completed")
+    missing = await http.post("/", json=rpc("tasks/get", {"id": "nope"}))
+    assert missing.json()["error"]["code"] == -32001
+
+
+async def test_legacy_envelope_errors(http: httpx.AsyncClient) -> None:
+    not_json = await http.post("/echo", content=b"{nope")
+    assert not_json.status_code == 400
+    assert not_json.json()["error"]["code"] == -32700
+    unknown = await http.post("/echo", json=rpc("tasks/frobnicate", {}, rid={"odd": "id"}))
+    assert unknown.status_code == 200  # an object id is not valid JSON-RPC: answered with null
+    assert unknown.json()["error"]["code"] == -32600
+    unknown = await http.post("/echo", json=rpc("tasks/frobnicate", {}, rid="r7"))
+    assert (unknown.status_code, unknown.json()["id"]) == (200, "r7")
+    assert unknown.json()["error"]["code"] == -32601
+    assert unknown.json()["error"]["message"].startswith("Method not implemented")
+    for method in ("tasks/get", "tasks/cancel", "tasks/resubscribe"):
+        missing = await http.post("/echo", json=rpc(method, {}, rid=3))
+        assert missing.headers["content-type"] == "application/json"
+        assert (missing.json()["id"], missing.json()["error"]["code"]) == (3, -32602)
+        assert "'id' is required" in missing.json()["error"]["message"]
+    bad_id = await http.post("/echo", json=rpc("tasks/send", {"id": 5, "message": {}}))
+    assert bad_id.json()["error"]["code"] == -32602
+
+
+async def test_unknown_legacy_skill_paths_are_not_served(http: httpx.AsyncClient) -> None:
+    response = await http.get("/nobody/.well-known/agent.json")
+    assert response.status_code == 404
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        ServerConfig(legacy_prefixes={"nope": "/nope"}),
+        ServerConfig(legacy_prefixes={"echo": "/"}),
+        ServerConfig(legacy_prefixes={"echo": "/same", "data": "/same/"}),
+    ],
+)
+def test_bad_legacy_configuration_is_refused_when_the_app_is_built(config: ServerConfig) -> None:
+    with pytest.raises(AgentMisuseError):
+        create_app(agent, config=config)

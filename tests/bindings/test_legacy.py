@@ -1,0 +1,230 @@
+"""The legacy producer dialect's §9 checklist, item by item, against a real server."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import AsyncIterator
+from functools import partial
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+import trio
+
+from a2a_trio import ServerConfig, serve
+from a2a_trio.runtime import RuntimeConfig
+
+from .agents import agent, gates
+
+CONFIG = ServerConfig(
+    keepalive=0.05,
+    legacy_prefixes={"echo": "/agents/echo", "gated": "/agents/gated/", "refuse": "/refuse"},
+    legacy_mount_all=True,
+    legacy_bearer=True,
+    legacy_eviction=0.0,  # forgotten as soon as a terminal state is seen (§9: grace window)
+    runtime=RuntimeConfig(poll_interval=0.01),
+)
+AUTH = {"Authorization": "Bearer any-token"}
+Z_TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
+
+
+@pytest.fixture
+async def legacy(nursery: trio.Nursery) -> AsyncIterator[httpx.AsyncClient]:
+    url = await nursery.start(partial(serve, agent, port=0, config=CONFIG))
+    async with httpx.AsyncClient(base_url=url, headers=AUTH, timeout=10) as client:
+        yield client
+
+
+def rpc(method: str, params: object, rid: object = 1) -> dict[str, object]:
+    return {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+
+
+def text(value: str) -> dict[str, object]:
+    return {"role": "user", "parts": [{"type": "text", "text": value}]}
+
+
+async def call(client: httpx.AsyncClient, path: str, method: str, params: object) -> Any:
+    response = await client.post(path, json=rpc(method, params))
+    assert response.status_code == 200
+    return response.json()
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/agents/echo/.well-known/agent.json",
+        "/agents/echo/.well-known/agent.json/",
+        "/agents/gated/.well-known/agent.json",
+        "/data/.well-known/agent.json",
+    ],
+)
+async def test_card_is_public_and_in_the_dialect_shape(
+    legacy: httpx.AsyncClient, path: str
+) -> None:
+    response = await legacy.get(path, headers={"Authorization": ""})
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json"
+    card = response.json()
+    assert card["capabilities"] == {
+        "streaming": True,
+        "pushNotifications": False,
+        "stateTransitionHistory": False,
+    }
+    assert card["authentication"] == {"schemes": ["bearer"]}
+    (skill,) = card["skills"]
+    assert set(skill) == {"id", "name", "description", "tags", "inputModes", "outputModes"}
+    prefix = path.removesuffix("/").removesuffix("/.well-known/agent.json")
+    assert card["url"] == str(legacy.base_url).rstrip("/") + prefix
+    assert skill["id"] == {"/agents/echo": "echo", "/agents/gated": "gated"}.get(prefix, "data")
+    for key in ("name", "description", "version", "defaultInputModes", "defaultOutputModes"):
+        assert card[key]
+    assert "provider" not in card and "documentationUrl" not in card
+
+
+@pytest.mark.parametrize(
+    ("authorization", "message"),
+    [
+        (None, "missing Authorization"),
+        ("Basic dXNlcg==", "missing Authorization"),
+        ("Bearer", "empty bearer token"),  # trailing blanks: h11 strips them (see sans-IO test)
+    ],
+)
+async def test_bearer_gate(
+    legacy: httpx.AsyncClient, authorization: str | None, message: str
+) -> None:
+    headers = {} if authorization is None else {"Authorization": authorization}
+    async with httpx.AsyncClient(base_url=legacy.base_url, headers=headers) as bare:
+        response = await bare.post("/agents/echo", json=rpc("tasks/send", {"message": {}}, 5))
+    assert response.status_code == 401
+    body = response.json()
+    assert body["id"] is None and body["error"]["code"] == -32001
+    assert message in body["error"]["message"]
+
+
+async def test_send_defaults_echoes_and_spellings(legacy: httpx.AsyncClient) -> None:
+    body = await call(legacy, "/agents/echo", "tasks/send", {"message": text("coffee")})
+    result = body["result"]
+    uuid.UUID(result["id"])  # a fresh UUID4 when the client gave none
+    assert result["sessionId"] == result["id"]
+    assert result["status"]["state"] == "completed"
+    assert Z_TIMESTAMP.match(result["status"]["timestamp"])
+    assert result["artifacts"] == [
+        {"name": "result", "parts": [{"type": "text", "text": "coffee"}], "index": 0}
+    ]
+    assert result["history"] == [text("coffee")]
+    chosen = await call(
+        legacy,
+        "/agents/echo/",
+        "tasks/send",
+        {"id": "c-1", "sessionId": "s-9", "message": text("tea")},
+    )
+    assert (chosen["result"]["id"], chosen["result"]["sessionId"]) == ("c-1", "s-9")
+
+
+async def test_non_string_results_are_json_text(legacy: httpx.AsyncClient) -> None:
+    body = await call(legacy, "/data", "tasks/send", {"message": text("abc")})
+    assert orjson.loads(body["result"]["artifacts"][0]["parts"][0]["text"]) == {"length": 3}
+
+
+async def test_failure_is_a_failed_task_with_its_message(legacy: httpx.AsyncClient) -> None:
+    result = (await call(legacy, "/refuse", "tasks/send", {"message": text("x")}))["result"]
+    assert result["status"]["state"] == "failed"
+    assert result["status"]["message"]["parts"][0]["text"] == "cannot do that"
+    assert result["artifacts"] == []
+
+
+async def test_parked_job_answers_working_then_completes(legacy: httpx.AsyncClient) -> None:
+    params = {"id": "job-1", "message": text("abc")}
+    result = (await call(legacy, "/parked", "tasks/send", params))["result"]
+    assert (result["status"]["state"], result["artifacts"]) == ("working", [])
+    assert isinstance(result["metadata"]["progress"], float)
+    with trio.fail_after(5):
+        while result["status"]["state"] == "working":  # the dialect polls tasks/get
+            await trio.sleep(0.01)
+            result = (await call(legacy, "/parked", "tasks/get", {"id": "job-1"}))["result"]
+    assert result["artifacts"][0]["parts"][0]["text"] == "cba"
+
+
+async def test_duplicate_in_flight_id_and_eviction(legacy: httpx.AsyncClient) -> None:
+    gate = str(uuid.uuid4())
+    params = {"id": "dup-1", "message": text(gate)}
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(call, legacy, "/agents/gated", "tasks/send", params)
+        with trio.fail_after(5):
+            while True:  # the first send holds the id once its task runs
+                body = await call(legacy, "/agents/gated", "tasks/get", {"id": "dup-1"})
+                if "result" in body:
+                    break
+                await trio.sleep(0.01)
+        again = await call(legacy, "/agents/gated", "tasks/send", params)
+        assert again["error"]["code"] == -32602 and "in use" in again["error"]["message"]
+        canceled = await call(legacy, "/agents/gated", "tasks/cancel", {"id": "dup-1"})
+        assert canceled["result"]["status"]["state"] == "canceled"
+    # Seen terminal with a zero grace window: the id is forgotten and may be used again.
+    gone = await call(legacy, "/agents/gated", "tasks/get", {"id": "dup-1"})
+    assert gone["error"]["code"] == -32602 and "Unknown task id" in gone["error"]["message"]
+    gates.setdefault(gate, trio.Event()).set()
+    reused = await call(legacy, "/agents/gated", "tasks/send", params)
+    assert reused["result"]["status"]["state"] == "completed"
+
+
+async def lines_of(response: httpx.Response) -> list[str]:
+    return [line async for line in response.aiter_lines()]
+
+
+async def test_send_subscribe_stream_shape(legacy: httpx.AsyncClient) -> None:
+    envelope = rpc("tasks/sendSubscribe", {"id": "s-1", "message": text("abc")}, rid="x")
+    async with legacy.stream("POST", "/parked", json=envelope) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        assert response.headers["cache-control"] == "no-cache"
+        assert response.headers["x-accel-buffering"] == "no"
+        assert response.headers["connection"] == "keep-alive"
+        lines = await lines_of(response)
+    data = [
+        orjson.loads(line.removeprefix("data: ")) for line in lines if line.startswith("data: ")
+    ]
+    assert all(line == "" or line.startswith(("data: ", ": keepalive")) for line in lines)
+    assert all(frame["jsonrpc"] == "2.0" and frame["id"] == "x" for frame in data)
+    results = [frame["result"] for frame in data]
+    assert [r["status"]["state"] for r in results if "status" in r] == [
+        "working",
+        "working",
+        "completed",
+    ]
+    assert [r["metadata"]["progress"] for r in results[:2]] == [0.25, 0.75]  # no repeat
+    assert [r["final"] for r in results if "status" in r] == [False, False, True]
+    assert results[-2] == {
+        "id": "s-1",
+        "artifact": {"name": "result", "parts": [{"type": "text", "text": "cba"}], "index": 0},
+    }
+
+
+async def test_keepalives_disconnect_and_resubscribe(legacy: httpx.AsyncClient) -> None:
+    gate = str(uuid.uuid4())
+    envelope = rpc("tasks/sendSubscribe", {"id": "k-1", "message": text(gate)})
+    async with legacy.stream("POST", "/agents/gated", json=envelope) as response:
+        seen: list[str] = []
+        async for line in response.aiter_lines():
+            seen.append(line)
+            if seen.count(": keepalive") >= 2:
+                break  # the client goes away: that is not a cancel (§7.3)
+    first = orjson.loads(seen[0].removeprefix("data: "))["result"]
+    assert (first["status"]["state"], first["final"]) == ("working", False)
+    envelope = rpc("tasks/resubscribe", {"id": "k-1"}, rid=2)
+    async with legacy.stream("POST", "/agents/gated", json=envelope) as response:
+        lines = response.aiter_lines()
+        announce = orjson.loads((await anext(lines)).removeprefix("data: "))["result"]
+        assert (announce["status"]["state"], announce["final"]) == ("working", False)
+        gates.setdefault(gate, trio.Event()).set()
+        rest = [orjson.loads(x.removeprefix("data: ")) async for x in lines if x.startswith("data")]
+    assert rest[-1]["result"]["status"]["state"] == "completed"
+    assert rest[-1]["result"]["final"] is True
+    assert rest[-2]["result"]["artifact"]["parts"][0]["text"] == "opened"
+
+
+async def test_resubscribe_to_unknown_task_is_a_json_error(legacy: httpx.AsyncClient) -> None:
+    response = await legacy.post("/agents/echo", json=rpc("tasks/resubscribe", {"id": "nope"}))
+    assert response.headers["content-type"] == "application/json"
+    assert response.json()["error"]["code"] == -32602

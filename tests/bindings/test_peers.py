@@ -1,0 +1,159 @@
+"""Real third-party clients against a2a_trio, each on the binding it speaks.
+
+* the official ``a2a-sdk`` client over HTTP+JSON (v1.0) and through its v0.3 compatibility
+  transport (JSON-RPC, chosen from the v0.3 card at ``/.well-known/agent.json``);
+* ``apcore-a2a``'s client, which speaks v0.3 JSON-RPC without a version header;
+* ``mcp-mesh``'s consumer-side parsers (``A2AStream``, ``A2AClient._build_response``) reading
+  the legacy dialect.  mcp-mesh cannot be installed with its dependencies into this venv (it pins
+  rich 13 against our 15 and pulls in LLM SDKs), so the test loads its standalone consumer
+  module from a ``pip install --no-deps mcp-mesh``; it skips, saying so, when that is absent.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import sys
+import uuid
+from types import ModuleType
+from typing import Any
+
+import httpx
+import pytest
+from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
+from a2a.client.errors import A2AClientError
+from a2a.types import (
+    GetTaskRequest,
+    Message,
+    Part,
+    Role,
+    SendMessageRequest,
+    TaskState,
+)
+from a2a.utils.errors import TaskNotFoundError
+from apcore_a2a.client import A2AClient as ApcoreClient
+from apcore_a2a.client import TaskNotFoundError as ApcoreTaskNotFound
+
+
+def sdk_message(text: str, skill: str = "echo") -> SendMessageRequest:
+    message = Message(message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=[Part(text=text)])
+    message.metadata.update({"skillId": skill})
+    return SendMessageRequest(message=message)
+
+
+async def sdk_client(base_url: str, binding: str, card_path: str | None) -> Any:
+    async with httpx.AsyncClient() as http:
+        card = await A2ACardResolver(http, base_url).get_agent_card(relative_card_path=card_path)
+    config = ClientConfig(supported_protocol_bindings=[binding], streaming=True)
+    return ClientFactory(config).create(card)
+
+
+@pytest.mark.parametrize(
+    ("binding", "card_path", "transport"),
+    [
+        ("HTTP+JSON", None, "RestTransport"),
+        ("JSONRPC", None, "JsonRpcTransport"),
+        ("JSONRPC", "/.well-known/agent.json", "CompatJsonRpcTransport"),
+    ],
+)
+async def test_official_sdk_client(
+    base_url: str, binding: str, card_path: str | None, transport: str
+) -> None:
+    client = await sdk_client(base_url, binding, card_path)
+    try:
+        assert type(client._transport).__name__ == transport
+        events = [event async for event in client.send_message(sdk_message("peer", "parked"))]
+        final = events[-1]
+        assert final.status_update.status.state == TaskState.TASK_STATE_COMPLETED
+        task_id = final.status_update.task_id
+        artifacts = [e.artifact_update.artifact for e in events if e.HasField("artifact_update")]
+        assert [p.text for a in artifacts for p in a.parts] == ["reep"]
+        task = await client.get_task(GetTaskRequest(id=task_id))
+        assert task.status.state == TaskState.TASK_STATE_COMPLETED
+        with pytest.raises((TaskNotFoundError, A2AClientError)) as failed:
+            await client.get_task(GetTaskRequest(id="no-such-task"))
+        assert "not found" in str(failed.value).lower()
+    finally:
+        await client.close()
+
+
+async def test_v03_card_shape(http: httpx.AsyncClient) -> None:
+    card = (await http.get("/.well-known/agent.json")).json()
+    base = str(http.base_url).rstrip("/")
+    assert card["url"] == base + "/"
+    assert (card["preferredTransport"], card["protocolVersion"]) == ("JSONRPC", "0.3")
+    assert card["additionalInterfaces"] == [{"url": base + "/", "transport": "JSONRPC"}]
+    v1 = (await http.get("/.well-known/agent-card.json")).json()
+    served = {(i["protocolBinding"], i["protocolVersion"]) for i in v1["supportedInterfaces"]}
+    assert served == {("JSONRPC", "1.0"), ("HTTP+JSON", "1.0"), ("JSONRPC", "0.3")}
+
+
+async def test_apcore_a2a_client_speaks_v03(base_url: str) -> None:
+    message = {
+        "kind": "message",
+        "messageId": str(uuid.uuid4()),
+        "role": "user",
+        "parts": [{"kind": "text", "text": "apcore"}],
+    }
+    async with ApcoreClient(base_url) as client:
+        task = await client.send_message(message, metadata={"skillId": "echo"})
+        assert (task["kind"], task["status"]["state"]) == ("task", "completed")
+        assert task["artifacts"][0]["parts"] == [{"kind": "text", "text": "apcore"}]
+        again = await client.get_task(task["id"])
+        assert again["status"]["state"] == "completed"
+        with pytest.raises(ApcoreTaskNotFound):
+            await client.get_task("no-such-task")
+        events = [event async for event in client.stream_message(message)]
+        assert events[-1]["status"]["state"] == "completed" and events[-1]["final"] is True
+        listed = await client.list_tasks()  # it sends the v1.0 ListTasks with A2A-Version: 1.0
+        assert task["id"] in {t["id"] for t in listed["tasks"]}
+
+
+@functools.cache
+def mesh_consumer() -> ModuleType:
+    """mcp-mesh's consumer module, loaded alone (its package ``__init__`` needs its deps)."""
+    spec = importlib.util.find_spec("mesh")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip(
+            "mcp-mesh is not installed (pip install --no-deps mcp-mesh); its full dependency "
+            "set conflicts with this venv"
+        )
+    path = f"{next(iter(spec.submodule_search_locations))}/_a2a_consumer.py"
+    module_spec = importlib.util.spec_from_file_location("mesh_a2a_consumer", path)
+    assert module_spec is not None and module_spec.loader is not None
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[module_spec.name] = module  # its dataclasses look themselves up there
+    module_spec.loader.exec_module(module)
+    return module
+
+
+async def test_mcp_mesh_stream_parser_reads_legacy_streams(http: httpx.AsyncClient) -> None:
+    consumer = mesh_consumer()
+    envelope = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tasks/sendSubscribe",
+        "params": {"id": "m-1", "message": {"role": "user", "parts": [{"text": "abc"}]}},
+    }
+    async with http.stream("POST", "/parked", json=envelope) as response:
+        stream = consumer.A2AStream(response=response, task_id="m-1")
+        events = [event async for event in stream]
+    assert [(e.kind, e.state, e.progress, e.final) for e in events] == [
+        ("status", "working", 0.25, False),
+        ("status", "working", 0.75, False),
+        ("artifact", None, None, False),
+        ("status", "completed", None, True),
+    ]
+    assert events[2].artifact_text == "cba"
+
+
+async def test_mcp_mesh_client_reads_legacy_task_envelopes(http: httpx.AsyncClient) -> None:
+    consumer = mesh_consumer()
+    params = {"id": "m-2", "message": {"role": "user", "parts": [{"type": "text", "text": "hi"}]}}
+    envelope = {"jsonrpc": "2.0", "id": 1, "method": "tasks/send", "params": params}
+    result: dict[str, Any] = (await http.post("/data", json=envelope)).json()["result"]
+    client = consumer.A2AClient(str(http.base_url), "data")
+    parsed = client._build_response("m-2", result)
+    assert (parsed.state, parsed.task_id) == ("completed", "m-2")
+    assert consumer._maybe_json_loads(parsed.artifact_text) == {"length": 2}
+    assert consumer._is_terminal(parsed.state)
