@@ -264,8 +264,11 @@ class RestBinding(Binding):
         return decode_v1_result(op, _json_body(body, f"{op} result"), path="$")
 
     def event(self, data: str) -> m.StreamEvent:
+        parsed = _json_body(data.encode(), "stream event")
+        if isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):
+            raise _aip193_error(parsed["error"], 500)
         try:
-            return V1.decode_stream_response(_json_body(data.encode(), "stream event"))
+            return V1.decode_stream_response(parsed)
         except InvalidParamsError as exc:
             raise _bad_response("stream event", exc) from None
 
@@ -277,15 +280,20 @@ class RestBinding(Binding):
         error = parsed.get("error") if isinstance(parsed, dict) else None
         if not isinstance(error, dict):
             return http_status_error(status, body)
-        message = error.get("message")
-        details = error.get("details")
-        code = error.get("code")
-        return remote_error(
-            code if isinstance(code, int) else status,
-            message if isinstance(message, str) else "",
-            details,
-            reason=_error_reason(details),
-        )
+        return _aip193_error(error, status)
+
+
+def _aip193_error(error: dict[str, Any], status: int) -> A2AError:
+    """An AIP-193 error object (``code``, ``status``, ``message``, ``details``) as its error."""
+    message = error.get("message")
+    details = error.get("details")
+    code = error.get("code")
+    return remote_error(
+        code if isinstance(code, int) else status,
+        message if isinstance(message, str) else "",
+        details,
+        reason=_error_reason(details),
+    )
 
 
 def _query(fields: dict[str, Any]) -> list[tuple[str, str]]:

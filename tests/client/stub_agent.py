@@ -111,8 +111,9 @@ async def _read_request(stream: trio.SocketStream) -> Request:
 class StubAgent:
     """The running stub: its base URL and the requests it received."""
 
-    def __init__(self, handler: Handler) -> None:
+    def __init__(self, handler: Handler, binding: str) -> None:
         self.handler = handler
+        self.binding = binding
         self.requests: list[Request] = []
         self.url = ""
 
@@ -124,7 +125,7 @@ class StubAgent:
                 return
             self.requests.append(request)
             if request.path == "/.well-known/agent-card.json":
-                await Reply(stream).json(card_for(self.url))
+                await Reply(stream).json(card_for(self.url, self.binding))
                 return
             try:
                 await self.handler(request, Reply(stream))
@@ -133,9 +134,11 @@ class StubAgent:
 
 
 @asynccontextmanager
-async def open_stub_agent(handler: Handler) -> AsyncIterator[StubAgent]:
-    """Serve ``handler`` on 127.0.0.1 (a free port) for the duration of the block."""
-    agent = StubAgent(handler)
+async def open_stub_agent(
+    handler: Handler, *, binding: str = "JSONRPC"
+) -> AsyncIterator[StubAgent]:
+    """Serve ``handler`` on 127.0.0.1 (a free port), its card offering ``binding`` at /rpc."""
+    agent = StubAgent(handler, binding)
     async with trio.open_nursery() as nursery:
         serve = partial(trio.serve_tcp, agent._connection, 0, host="127.0.0.1")
         listeners = await nursery.start(serve)

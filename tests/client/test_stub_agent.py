@@ -29,6 +29,7 @@ from a2a_trio.wire import V1
 
 from .stub_agent import Reply, Request, open_stub_agent, rpc_error, rpc_result, stream_result
 
+ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
 FAST = Reconnect(attempts=3, initial_delay=0.01, max_delay=0.05)
 
 
@@ -317,3 +318,54 @@ async def test_iterating_a_stream_without_entering_it_is_a_clear_error() -> None
     async with open_stub_agent(handler) as agent, open_client(agent.url) as client:
         with pytest.raises(RuntimeError, match="async with"):
             await anext(client.subscribe("t1"))
+
+
+async def test_rest_paths_queries_and_aip193_errors() -> None:
+    not_found = {
+        "error": {
+            "code": 404,
+            "status": "NOT_FOUND",
+            "message": "no task t9",
+            "details": [{"@type": ERROR_INFO, "reason": "TASK_NOT_FOUND", "domain": "a2a"}],
+        }
+    }
+
+    async def handler(request: Request, reply: Reply) -> None:
+        if request.path.startswith("/rpc/tasks/t9"):
+            await reply.json(not_found, status=404)
+        elif request.path.startswith("/rpc/tasks/gone"):
+            await reply.send(404, b"<h1>nothing here</h1>", "text/html")
+        elif request.path.startswith("/rpc/tasks?"):
+            await reply.json(V1.encode(m.ListTasksResponse(tasks=(TASK,), page_size=1)))
+        else:  # the stream: one event, then an error object mid-stream
+            await reply.start_sse()
+            await reply.event(V1.encode_stream_response(TASK))
+            await reply.event({"error": {"code": 400, "message": "stop", "details": []}})
+            await reply.end_sse()
+
+    async with (
+        open_stub_agent(handler, binding="HTTP+JSON") as agent,
+        open_client(agent.url) as client,
+    ):
+        with pytest.raises(TaskNotFoundError, match="no task t9") as info:
+            await client.get_task("t9", history_length=2)
+        assert info.value.data == not_found["error"]["details"]
+        with pytest.raises(TransportError, match="HTTP 404") as bare:
+            await client.get_task("gone")
+        assert bare.value.status_code == 404
+        page = await client.list_tasks(
+            context_id="c 1", status=m.TaskState.WORKING, page_size=2, include_artifacts=True
+        )
+        assert page.tasks == (TASK,)
+        async with client.stream("go") as events:
+            assert await anext(events) == TASK
+            with pytest.raises(RemoteError, match="stop"):
+                await anext(events)
+    get, _, listing, stream = agent.requests[1:]
+    assert (get.method, get.path) == ("GET", "/rpc/tasks/t9?historyLength=2")
+    assert get.headers["a2a-version"] == "1.0"
+    assert listing.path == (
+        "/rpc/tasks?contextId=c+1&status=TASK_STATE_WORKING&pageSize=2&includeArtifacts=true"
+    )
+    assert (stream.method, stream.path) == ("POST", "/rpc/message:stream")
+    assert stream.json()["message"]["parts"] == [{"text": "go"}]
