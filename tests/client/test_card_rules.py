@@ -1,0 +1,94 @@
+"""Card rules without I/O: where cards are looked for, cache freshness, interface choice."""
+
+from __future__ import annotations
+
+import pytest
+
+from a2a_trio import model as m
+from a2a_trio.client import HTTP_JSON, JSONRPC, AgentCardError
+from a2a_trio.client._card import card_urls, choose_binding, decode_card, freshness
+
+
+def test_card_urls() -> None:
+    assert card_urls("http://h:1/agent/") == [
+        "http://h:1/agent/.well-known/agent-card.json",
+        "http://h:1/agent/.well-known/agent.json",
+    ]
+    assert card_urls("http://h/cards/a.json?v=2") == ["http://h/cards/a.json?v=2"]
+
+
+@pytest.mark.parametrize(
+    ("cache_control", "expected"),
+    [
+        ("", 300.0),
+        ("max-age=60", 60.0),
+        ("public, max-age=3600", 3600.0),
+        ('max-age="5"', 5.0),
+        ("no-cache", 0.0),
+        ("max-age=60, no-store", None),
+        ("max-age=soon", 300.0),
+    ],
+)
+def test_freshness(cache_control: str, expected: float | None) -> None:
+    headers = {"cache-control": cache_control} if cache_control else {}
+    assert freshness(headers, 300.0) == expected
+
+
+CARD = m.AgentCard(
+    name="multi",
+    description="offers several interfaces",
+    version="1",
+    supported_interfaces=(
+        m.AgentInterface("http://h/v03", JSONRPC, "0.3.0"),
+        m.AgentInterface("http://h/grpc", "GRPC", "1.0"),
+        m.AgentInterface("http://h/rest", HTTP_JSON, "1.0"),
+        m.AgentInterface("http://h/rpc", JSONRPC, "1.0"),
+    ),
+)
+
+
+def test_choice_prefers_v1_then_the_client_order() -> None:
+    assert choose_binding(CARD, [JSONRPC, HTTP_JSON])[0].url == "http://h/rpc"
+    assert choose_binding(CARD, [HTTP_JSON, JSONRPC])[0].url == "http://h/rest"
+    assert choose_binding(CARD, [JSONRPC], versions=["0.3"])[0].url == "http://h/v03"
+
+
+def test_choice_fails_clearly() -> None:
+    with pytest.raises(AgentCardError, match="unsupported binding 'GRPC'"):
+        choose_binding(CARD, ["GRPC"])
+    only_grpc = m.AgentCard(
+        name="g",
+        description="",
+        version="1",
+        supported_interfaces=(m.AgentInterface("http://h/grpc", "GRPC", "1.0"),),
+    )
+    with pytest.raises(AgentCardError, match=r"offered: GRPC 1\.0"):
+        choose_binding(only_grpc, [JSONRPC, HTTP_JSON])
+    with pytest.raises(AgentCardError, match="no interface"):
+        choose_binding(CARD, [HTTP_JSON], versions=["0.3"])  # v0.3 is JSON-RPC only here
+
+
+def test_decode_card_reads_both_versions_and_refuses_junk() -> None:
+    v03 = decode_card(
+        {
+            "name": "old",
+            "description": "v0.3 card",
+            "url": "http://h/",
+            "version": "1",
+            "protocolVersion": "0.3.0",
+            "capabilities": {},
+            "defaultInputModes": [],
+            "defaultOutputModes": [],
+            "skills": [],
+            "additionalInterfaces": [{"url": "http://h/rest", "transport": "HTTP+JSON"}],
+        },
+        source="test",
+    )
+    assert [(i.url, i.protocol_binding, i.protocol_version) for i in v03.supported_interfaces] == [
+        ("http://h/", "JSONRPC", "0.3.0"),
+        ("http://h/rest", "HTTP+JSON", "0.3.0"),
+    ]
+    with pytest.raises(AgentCardError, match=r"invalid agent card at test: \$\.name"):
+        decode_card({"name": 5, "supportedInterfaces": []}, source="test")
+    with pytest.raises(AgentCardError):
+        decode_card(["not", "a", "card"], source="test")
