@@ -183,3 +183,19 @@ async def test_postgres_schemas_are_separate_databases() -> None:
     ):
         task = (await one.create_task(ANONYMOUS, a_task())).task
         assert await two.load_task(ANONYMOUS, task.id) is None
+
+
+async def test_cancelled_writes_are_whole_or_absent(sql_backend: Backend) -> None:
+    async with open_store(sql_backend.url) as store:
+        task = (await store.create_task(ANONYMOUS, a_task())).task
+        finished = 0
+        for attempt in range(40):
+            with trio.move_on_after(attempt * 0.0002):  # some cancelled before, some during
+                note = agent_says(f"note {attempt}")
+                await store.update_task(ANONYMOUS, task.id, TaskUpdate(messages=(note,)))
+                finished += 1
+        stored = await store.load_task(ANONYMOUS, task.id)
+        assert stored is not None
+        applied = stored.version - 1
+        assert finished <= applied <= 40
+        assert len(stored.task.history) == 1 + applied  # one message per applied update, no more
