@@ -51,9 +51,7 @@ class LegacyIds:
         """Claim ``legacy_id`` for a new task (its runtime id is filled in once it starts)."""
         self._sweep(now)
         if legacy_id in self._tasks:
-            raise InvalidParamsError(
-                f"A2A task id {legacy_id[:100]!r} is already in use", path="$.params.id"
-            )
+            raise InvalidParamsError(f"A2A task id {legacy_id[:100]!r} is already in use")
         entry = self._tasks[legacy_id] = LegacyTask("", session_id)
         return entry
 
@@ -65,7 +63,7 @@ class LegacyIds:
         self._sweep(now)
         entry = self._tasks.get(legacy_id)
         if entry is None or not entry.task_id:
-            raise InvalidParamsError(f"Unknown task id: {legacy_id[:100]}", path="$.params.id")
+            raise InvalidParamsError(f"Unknown task id: {legacy_id[:100]}")
         return entry
 
     def observe(self, entry: LegacyTask, state: m.TaskState, now: float) -> None:
