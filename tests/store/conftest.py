@@ -48,7 +48,7 @@ def with_search_path(url: str, schema: str) -> str:
 
 def _run_sql(url: str, sql: str) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(sql)  # type: ignore[arg-type]  # test-built DDL, not user input
+        conn.execute(sql)  # test-built DDL, not user input
 
 
 @asynccontextmanager
