@@ -1,8 +1,10 @@
 """What the command shows: a task folded from its events, rendered with rich.
 
 ``TaskView`` is plain state (no I/O): feed it the events of a stream, or a whole task, and it
-keeps the latest status and each artifact's text as its chunks arrive.  ``render()`` turns that
-into a rich renderable, used both for the live view of ``stream`` and for one-shot output.
+keeps the latest status, the progress an agent reports (``metadata.progress`` of the status
+message, as a2a_trio agents send it) and each artifact's text as its chunks arrive.
+``render()`` turns that into a rich renderable, used both for the live view of ``stream`` and
+for one-shot output.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import attrs
 from rich.console import Group, RenderableType
 from rich.panel import Panel
+from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
@@ -59,6 +62,8 @@ class TaskView:
     context_id: str = ""
     state: m.TaskState | None = None
     status_text: str = ""
+    progress: float | None = None
+    """Fraction done (0..1), from the status message's ``metadata.progress`` when numeric."""
     artifacts: dict[str, ArtifactView] = attrs.field(factory=dict)
     replies: list[str] = attrs.field(factory=list)
 
@@ -91,6 +96,11 @@ class TaskView:
         self.state = status.state
         if status.message is not None:
             self.status_text = parts_text(status.message.parts)
+            value = (status.message.metadata or {}).get("progress")
+            if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+                self.progress = min(value if value <= 1 else value / 100, 1.0)
+        if m.is_terminal(status.state):
+            self.progress = None
 
     def render(self) -> RenderableType:
         """The view as rich renderables: a status line, artifact panels, agent replies."""
@@ -105,6 +115,13 @@ class TaskView:
             if self.status_text:
                 line.append(f"  {self.status_text}", "italic")
             items.append(line)
+        if self.progress is not None:
+            bar = Table.grid(padding=(0, 1))
+            bar.add_row(
+                ProgressBar(total=1.0, completed=self.progress, width=30),
+                Text(f"{self.progress:.0%}"),
+            )
+            items.append(bar)
         for view in self.artifacts.values():
             title = view.name + ("" if view.done else " …")
             items.append(Panel(Text(view.text), title=title, title_align="left", expand=False))

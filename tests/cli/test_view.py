@@ -1,0 +1,90 @@
+"""The task view the CLI renders, fed events synchronously (no terminal, no server)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from a2a_trio import model as m
+from a2a_trio._cli._view import TaskView, card_view, part_text, tasks_table
+
+
+def shown(view: TaskView) -> str:
+    console = Console(record=True, width=100, color_system=None)
+    console.print(view.render())
+    return console.export_text()
+
+
+def status(state: m.TaskState, text: str = "", progress: float | None = None) -> m.TaskStatus:
+    if not text and progress is None:
+        return m.TaskStatus(state)
+    metadata: m.JsonObject | None = {"progress": progress} if progress is not None else None
+    message = m.text_message(text, role=m.Role.AGENT, metadata=metadata)
+    return m.TaskStatus(state, message=message)
+
+
+def chunk(text: str, *, append: bool, last: bool, name: str = "") -> m.TaskArtifactUpdateEvent:
+    artifact = m.Artifact("a1", (m.TextPart(text),), name=name)
+    return m.TaskArtifactUpdateEvent("t1", "c1", artifact, append=append, last_chunk=last)
+
+
+def test_events_fold_into_status_progress_and_growing_artifacts() -> None:
+    view = TaskView()
+    view.apply(m.Task("t1", status(m.TaskState.SUBMITTED), context_id="c1"))
+    view.apply(m.TaskStatusUpdateEvent("t1", "c1", status(m.TaskState.WORKING, "halfway", 0.5)))
+    view.apply(chunk("one ", append=False, last=False, name="story"))
+    text = shown(view)
+    assert "task t1 WORKING  halfway" in text
+    assert "50%" in text
+    assert "story …" in text  # still growing
+    assert "one" in text
+    view.apply(chunk("two", append=True, last=True))
+    view.apply(m.TaskStatusUpdateEvent("t1", "c1", status(m.TaskState.COMPLETED)))
+    text = shown(view)
+    assert "COMPLETED" in text
+    assert "one two" in text
+    assert "story …" not in text
+    assert "%" not in text  # progress ends with the task
+
+
+def test_progress_as_a_percentage_and_a_new_chunk_replaces() -> None:
+    view = TaskView()
+    view.apply(m.TaskStatusUpdateEvent("t1", "c1", status(m.TaskState.WORKING, "", 40)))
+    assert view.progress == 0.4
+    view.apply(chunk("old", append=False, last=True))
+    view.apply(chunk("new", append=False, last=True))
+    assert view.artifacts["a1"].text == "new"
+
+
+def test_a_message_reply_is_shown_as_text() -> None:
+    view = TaskView()
+    view.apply(m.text_message("hello back", role=m.Role.AGENT))
+    assert shown(view).strip() == "hello back"
+
+
+def test_parts_as_text() -> None:
+    assert part_text(m.DataPart({"a": [1, 2]})) == '{"a":[1,2]}'
+    assert part_text(m.RawPart(b"12345", media_type="image/png", filename="x.png")) == (
+        "[x.png: 5 bytes image/png]"
+    )
+    assert part_text(m.UrlPart("https://example.com/f")) == "https://example.com/f"
+
+
+def test_tables_for_tasks_and_cards() -> None:
+    console = Console(record=True, width=120, color_system=None)
+    task = m.Task("t-1", m.TaskStatus(m.TaskState.FAILED), context_id="c-1")
+    console.print(tasks_table([task]))
+    card = m.AgentCard(
+        name="Agent",
+        description="does things",
+        version="3",
+        supported_interfaces=(m.AgentInterface("http://h/", "JSONRPC", "1.0"),),
+        capabilities=m.AgentCapabilities(streaming=True),
+        skills=(m.AgentSkill("s1", "Skill one", "first skill"),),
+    )
+    console.print(card_view(card))
+    text = console.export_text()
+    assert "t-1" in text
+    assert "FAILED" in text
+    assert "capabilities: streaming" in text
+    assert "http://h/" in text
+    assert "Skill one" in text
