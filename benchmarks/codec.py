@@ -3,7 +3,7 @@
 Encode = model value -> JSON bytes; decode = JSON bytes -> model value (validated).  The SDK side
 gets its fastest path: ``MessageToDict`` + orjson to write, orjson + ``ParseDict`` to read.
 
-    .venv/bin/python benchmarks/codec.py            # ~20 s
+    .venv/bin/python benchmarks/codec.py            # ~1 min on an idle 2-core machine
     .venv/bin/python benchmarks/codec.py --quick    # ~2 s, for CI smoke runs
 """
 
@@ -152,7 +152,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="few iterations (smoke run)")
     args = parser.parse_args()
-    number, repeat = (200, 3) if args.quick else (2000, 7)
+    number, repeat = (200, 3) if args.quick else (1000, 5)
     print(f"encode+decode round trips, median of {repeat} x {number} (us per op)")
     print(f"{'payload':52} {'a2a_trio':>10} {'a2a-sdk':>10} {'sdk/trio':>9}")
     for name, ours, theirs in cases():
