@@ -70,3 +70,9 @@ class SteppingJob:
 async def parked(ctx: TaskContext) -> SteppingJob:
     """Hand back long-running work for the runtime to poll."""
     return SteppingJob(ctx.text)
+
+
+@agent.skill(message_only=True)
+async def quick(ctx: TaskContext) -> str:
+    """Answer with a message, creating no task."""
+    return "quick " + ctx.text

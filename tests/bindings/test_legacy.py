@@ -228,3 +228,18 @@ async def test_resubscribe_to_unknown_task_is_a_json_error(legacy: httpx.AsyncCl
     response = await legacy.post("/agents/echo", json=rpc("tasks/resubscribe", {"id": "nope"}))
     assert response.headers["content-type"] == "application/json"
     assert response.json()["error"]["code"] == -32602
+
+
+async def test_message_only_skill_is_shown_as_a_completed_task(legacy: httpx.AsyncClient) -> None:
+    params = {"id": "q-1", "message": text("hi")}
+    result = (await call(legacy, "/quick", "tasks/send", params))["result"]
+    assert (result["id"], result["status"]["state"]) == ("q-1", "completed")
+    assert result["artifacts"][0]["parts"][0]["text"] == "quick hi"
+    envelope = rpc("tasks/sendSubscribe", params)  # no task was kept: the id is free again
+    async with legacy.stream("POST", "/quick", json=envelope) as response:
+        lines = await lines_of(response)
+    frames = [
+        orjson.loads(x.removeprefix("data: "))["result"] for x in lines if x.startswith("data")
+    ]
+    assert frames[0]["artifact"]["parts"][0]["text"] == "quick hi"
+    assert (frames[1]["status"]["state"], frames[1]["final"]) == ("completed", True)
