@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from ._app import A2AServer
 
 CARD_SUFFIX = "/.well-known/agent.json"
+VERBS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 SCOPE = CallerScope()  # legacy clients have no tenants: the default scope
 
 
@@ -71,9 +72,9 @@ def mount_legacy(app: QuartTrio, server: A2AServer) -> None:
             app.add_url_rule(
                 rule, f"legacy card {rule}", surface.card, methods=["GET"], strict_slashes=True
             )
-        for rule in (path, path + "/"):
+        for rule in (path, path + "/"):  # every verb, so a wrong one is 405 here, not REST's 404
             app.add_url_rule(
-                rule, f"legacy rpc {rule}", surface.dispatch, methods=["POST"], strict_slashes=True
+                rule, f"legacy rpc {rule}", surface.dispatch, methods=VERBS, strict_slashes=True
             )
 
 
@@ -112,6 +113,9 @@ class LegacySurface:
 
     async def dispatch(self) -> Response:
         config = self._server.config
+        if request.method != "POST":
+            error = InvalidRequestError(f"{request.method} is not allowed here: POST JSON-RPC")
+            return _answer(rpc.failure(None, error), status=405, headers={"Allow": "POST"})
         if config.legacy_bearer:
             refusal = bearer_refusal(
                 request.headers.get("Authorization"), config.legacy_token_check
@@ -273,5 +277,7 @@ def _required_id(params: Any, method: str) -> str:
     return legacy_id
 
 
-def _answer(document: Any, *, status: int = 200) -> Response:
-    return Response(dumps(document), status=status, content_type="application/json")
+def _answer(document: Any, *, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return Response(
+        dumps(document), status=status, content_type="application/json", headers=headers
+    )

@@ -157,3 +157,11 @@ async def test_unknown_legacy_skill_paths_are_not_served(http: httpx.AsyncClient
 def test_bad_legacy_configuration_is_refused_when_the_app_is_built(config: ServerConfig) -> None:
     with pytest.raises(AgentMisuseError):
         create_app(agent, config=config)
+
+
+@pytest.mark.parametrize("verb", ["GET", "PUT", "DELETE"])
+async def test_legacy_surface_wrong_verb(http: httpx.AsyncClient, verb: str) -> None:
+    for path in ("/echo", "/echo/"):
+        response = await http.request(verb, path)
+        assert (response.status_code, response.headers["allow"]) == (405, "POST")
+        assert response.json()["error"]["code"] == -32600
