@@ -62,8 +62,9 @@ async def _exhaust(chunks: AsyncIterator[bytes]) -> None:
 class EventStream:
     """Typed events of one streaming call: ``async with ... as events: async for e in events``.
 
-    Iterating blocks until the next event arrives; cancelling it closes nothing but the wait.
-    Leaving the ``async with`` block closes the connection.  Raises the typed A2A error an
+    Iterating blocks until the next event arrives.  Cancelling that wait (a timeout, say) drops
+    the connection; the next iteration resumes the stream from the last event id.  Leaving the
+    ``async with`` block closes the connection.  Raises the typed A2A error an
     agent sends, :class:`InvalidResponseError` for a malformed event and
     :class:`TransportError` once reconnection has failed ``reconnect.attempts`` times.
     """

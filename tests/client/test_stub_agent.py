@@ -369,3 +369,27 @@ async def test_rest_paths_queries_and_aip193_errors() -> None:
     )
     assert (stream.method, stream.path) == ("POST", "/rpc/message:stream")
     assert stream.json()["message"]["parts"] == [{"text": "go"}]
+
+
+async def test_a_wait_cancelled_by_a_timeout_resumes_on_the_next_iteration() -> None:
+    async def handler(request: Request, reply: Reply) -> None:
+        await reply.start_sse()
+        if method(request) == "SendStreamingMessage":
+            await reply.event(stream_result(TASK), event_id="1")
+            await trio.sleep(5)  # silent until the client gives up waiting
+            return
+        await reply.event(stream_result(status(m.TaskState.COMPLETED)), event_id="2")
+        await reply.end_sse()
+
+    async with (
+        open_stub_agent(handler) as agent,
+        open_client(agent.url, reconnect=FAST) as client,
+        client.stream("go") as events,
+    ):
+        assert await anext(events) == TASK
+        with trio.move_on_after(0.2) as scope:
+            await anext(events)
+        assert scope.cancelled_caught
+        rest = [event async for event in events]
+    assert rest == [status(m.TaskState.COMPLETED)]
+    assert agent.requests[-1].headers["last-event-id"] == "1"
