@@ -129,7 +129,7 @@ class PostgresDriver:
             max_size=pool_size,
             open=False,
             configure=_configure,
-            kwargs={"connect_timeout": 10},
+            kwargs={"connect_timeout": 10, "autocommit": True},
             name="a2a_trio",
         )
 
@@ -138,14 +138,21 @@ class PostgresDriver:
         await trio.to_thread.run_sync(_connect_and_migrate, self._url)
         await trio.to_thread.run_sync(functools.partial(self._pool.open, wait=True, timeout=30))
 
-    def _run[T](self, fn: Callable[[Tx], T]) -> T:
+    def _write[T](self, fn: Callable[[Tx], T]) -> T:
         with self._pool.connection() as conn, conn.transaction():
             return fn(_PgTx(conn))
 
-    async def write[T](self, fn: Callable[[Tx], T]) -> T:
-        return await trio.to_thread.run_sync(self._run, fn, limiter=self._limiter)
+    def _read[T](self, fn: Callable[[Tx], T]) -> T:
+        # Autocommit, no BEGIN/COMMIT round trips: under READ COMMITTED each statement takes its
+        # own snapshot inside a transaction too, so a read transaction would add nothing.
+        with self._pool.connection() as conn:
+            return fn(_PgTx(conn))
 
-    read = write  # every pooled connection can both read and write
+    async def write[T](self, fn: Callable[[Tx], T]) -> T:
+        return await trio.to_thread.run_sync(self._write, fn, limiter=self._limiter)
+
+    async def read[T](self, fn: Callable[[Tx], T]) -> T:
+        return await trio.to_thread.run_sync(self._read, fn, limiter=self._limiter)
 
     async def aclose(self) -> None:
         with trio.CancelScope(shield=True):
