@@ -2,8 +2,8 @@
 
 SQLite and PostgreSQL differ only in how a transaction is run (a driver: one writer thread and
 reader connections, or a connection pool) and in two SQL fragments (a ``Dialect``).  The queries
-here are plain DB-API calls with ``?`` placeholders, run inside ``driver.write``/``driver.read``,
-each of which is one transaction in a worker thread.
+here are plain DB-API calls with ``?`` placeholders, run in a worker thread inside
+``driver.write`` (one transaction) or ``driver.read`` (reads only, never blocking the writer).
 
 Columns beside the JSON document (``task``, the ``V1`` ProtoJSON of the whole task) make every
 filter SQL: scope (tenant, owner), context, state, status timestamp (microseconds since the epoch),
@@ -85,9 +85,10 @@ class Dialect:
 
 
 class Driver(Protocol):
-    """Runs a function in one transaction, in a worker thread, under a capacity limit.
+    """Runs a function on a connection, in a worker thread, under a capacity limit.
 
-    Cancellation waits for the thread: a transaction is committed or rolled back, never torn.
+    ``write`` runs it in one transaction; ``read`` for queries only.  Cancellation waits for the
+    thread: a transaction is committed or rolled back, never torn.
     """
 
     @property
