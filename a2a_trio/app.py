@@ -15,7 +15,6 @@ from ._asgi import TrioOnly
 from .loading import ConfigError, load_agent, store_factory
 from .server import ServerConfig, create_app
 
-
 DEFAULT_STORE = "sqlite:///a2a_trio.db"
 
 

@@ -1,10 +1,11 @@
-"""The quart-trio application: routes that translate HTTP to the request handler.
+"""The application: the JSON-RPC endpoint (raw ASGI) in front of the quart-trio app.
 
 Lifetime: ``before_serving`` starts :meth:`A2AServer.run` in quart-trio's app nursery; it opens
 the task store and runs the task runtime (whose nursery owns every job).  ``after_serving`` drains
-running jobs for ``shutdown_grace`` seconds, then cancels the runtime.  Each event-stream response
-is an async generator whose only wait is the subscriber's receive under a keepalive timeout, so a
-client disconnect cancels just that stream; its job keeps running.
+running jobs for ``shutdown_grace`` seconds, then cancels the runtime.  The JSON-RPC endpoint is
+``_jsonrpc_endpoint.py``; the agent cards, REST and legacy surfaces are Quart routes.  Every
+event stream's only wait is the subscriber's receive under a keepalive timeout, so a client
+disconnect cancels just that stream; its job keeps running.
 """
 
 from __future__ import annotations
@@ -19,35 +20,28 @@ from quart import Response, request
 from quart_trio import QuartTrio
 
 from ..errors import (
-    A2AError,
     InternalError,
-    InvalidParamsError,
-    InvalidRequestError,
-    MethodNotFoundError,
 )
-from ..runtime import Agent, SubscriberOverflow, TaskRuntime, TaskStream
+from ..runtime import Agent, TaskRuntime
 from ..store import MemoryTaskStore, TaskStore
-from ..wire import dumps, loads
+from ..wire import dumps
 from . import _jsonrpc as rpc
-from ._body import BodyTooLarge, read_body
 from ._card import CardCache
 from ._config import ServerConfig
 from ._handler import RequestHandler
-from ._rpc_methods import V1_METHODS, CallInfo, Method, StreamingMethod
+from ._jsonrpc_endpoint import METHOD_TABLES, JsonRpcEndpoint
+from ._rpc_methods import V1_METHODS
 from ._rpc_v03 import V03_METHODS
-from ._sse import KEEPALIVE, STREAM_HEADERS, encode_event
-from ._tenants import caller_scope
-from ._versions import V0_3, V1_0, requested_version
+from ._versions import V0_3, V1_0
 
 logger = logging.getLogger("a2a_trio.server")
 
-JSON_TYPES = ("application/json", "application/a2a+json")
 CARD_PATH = "/.well-known/agent-card.json"
 V03_CARD_PATH = "/.well-known/agent.json"
 
 type StoreFactory = Callable[[], AbstractAsyncContextManager[TaskStore]]
 
-METHOD_TABLES: dict[str, dict[str, Method]] = {V1_0: V1_METHODS, V0_3: V03_METHODS}
+METHOD_TABLES.update({V1_0: V1_METHODS, V0_3: V03_METHODS})
 
 
 @asynccontextmanager
@@ -108,8 +102,8 @@ class A2AServer:
 
 def create_app(
     agent: Agent, *, store: StoreFactory | None = None, config: ServerConfig | None = None
-) -> QuartTrio:
-    """A quart-trio app serving ``agent`` (run it with hypercorn's trio worker).
+) -> JsonRpcEndpoint:
+    """The ASGI app serving ``agent`` (run it with hypercorn's trio worker).
 
     ``store`` is a zero-argument callable returning an async context manager that yields the
     task store (e.g. ``lambda: open_store(url)``); the default is an in-memory store.
@@ -145,10 +139,6 @@ def create_app(
             return Response(b"", status=304, headers=headers)
         return Response(rendered.body, content_type="application/json", headers=headers)
 
-    @app.post(config.jsonrpc_path)
-    async def jsonrpc() -> Response:
-        return await _jsonrpc(server)
-
     from ._legacy_app import mount_legacy  # here: both import this module's helpers
     from ._rest_app import mount_rest
 
@@ -159,91 +149,8 @@ def create_app(
     async def internal_error(_error: Any) -> Response:
         return _json(rpc.failure(None, InternalError()), status=500)
 
-    return app
-
-
-async def _jsonrpc(server: A2AServer) -> Response:
-    content_type = request.mimetype
-    if content_type not in JSON_TYPES:
-        error = InvalidRequestError(
-            f"Content-Type must be application/json, not {content_type[:60] or 'missing'!r}"
-        )
-        return _json(rpc.failure(None, error), status=415)
-    try:
-        body = await read_body(request, server.config.max_body_bytes)
-    except BodyTooLarge:
-        error = InvalidRequestError(
-            f"Request body larger than {server.config.max_body_bytes} bytes"
-        )
-        return _json(rpc.failure(None, error), status=413)
-    document: Any = None
-    call: rpc.RpcRequest | None = None
-    try:
-        document = loads(body)
-        call = rpc.parse_request(document)
-        method = _lookup(call.method, request.headers)
-        params = method.decode(call.params)
-        scope = caller_scope(server.config, getattr(params, "tenant", ""))
-        info = CallInfo(last_event_id=_last_event_id(request.headers.get("Last-Event-ID")))
-        if isinstance(method, StreamingMethod):
-            stream = await method.call(server.handler, scope, params, info)
-            if call.is_notification:
-                stream.close()
-                return Response(b"", status=204)
-            return _event_stream(stream, call.id, method, server.config.keepalive)
-        result = method.encode(await method.call(server.handler, scope, params, info))
-    except A2AError as error:
-        if call is not None and call.is_notification:
-            return Response(b"", status=204)  # JSON-RPC 2.0 §4.1: a notification gets no reply
-        return _json(rpc.failure(rpc.request_id(document), error))
-    if call.is_notification:
-        return Response(b"", status=204)
-    return _json(rpc.success(call.id, result))
-
-
-def _lookup(name: str, headers: Any) -> Method:
-    version = requested_version(headers)
-    table = METHOD_TABLES.get(version)
-    if table is None or (version == V0_3 and name in V1_METHODS):
-        table = V1_METHODS  # no header (= 0.3) but a 1.0 method name: serve it as 1.0
-    method = table.get(name)
-    if method is None:
-        raise MethodNotFoundError(f"Method not found: {name[:100]!r}")
-    return method
-
-
-def _last_event_id(value: str | None) -> int | None:
-    if value is None or not value.strip():
-        return None
-    try:
-        return int(value.strip())
-    except ValueError:
-        raise InvalidParamsError("Last-Event-ID must be an event id this server sent") from None
+    return JsonRpcEndpoint(server, app)
 
 
 def _json(document: Any, *, status: int = 200) -> Response:
     return Response(dumps(document), status=status, content_type="application/json")
-
-
-def _event_stream(
-    stream: TaskStream, rid: rpc.RequestId, method: StreamingMethod, keepalive: float
-) -> Response:
-    async def frames() -> AsyncIterator[bytes]:
-        try:
-            while True:
-                entry = None
-                with trio.move_on_after(keepalive):
-                    entry = await stream.receive()
-                if entry is None:
-                    yield KEEPALIVE
-                    continue
-                frame = rpc.success(rid, method.encode_event(entry.event))
-                yield encode_event(dumps(frame), event_id=entry.seq)
-        except (trio.EndOfChannel, SubscriberOverflow):
-            return
-        finally:
-            stream.close()
-
-    response = Response(frames(), headers=STREAM_HEADERS)
-    response.timeout = None
-    return response

@@ -16,8 +16,8 @@ from quart_trio import QuartTrio
 from ..errors import A2AError, ContentTypeNotSupportedError, VersionNotSupportedError
 from ..runtime import LogEntry
 from ..wire import dumps, loads
-from . import _app
 from ._body import BodyTooLarge, read_body
+from ._jsonrpc_endpoint import JSON_TYPES, last_event_id
 from ._rest import BodyTooLargeError, VerbNotAllowed, match_route, problem, rest_params
 from ._rpc_methods import V1_METHODS, CallInfo, StreamingMethod
 from ._sse import encode_event
@@ -62,7 +62,7 @@ async def _json_body(server: A2AServer) -> Any:
         ) from None
     if not body.strip():
         return None
-    if request.mimetype not in _app.JSON_TYPES:
+    if request.mimetype not in JSON_TYPES:
         raise ContentTypeNotSupportedError(
             f"Content-Type must be application/json or application/a2a+json, not "
             f"{request.mimetype[:60] or 'missing'!r}"
@@ -78,7 +78,7 @@ async def _rest(server: A2AServer) -> Response:
     method = V1_METHODS[call.route.method]
     decoded = method.decode(params)
     scope = caller_scope(server.config, getattr(decoded, "tenant", ""))
-    info = CallInfo(last_event_id=_app._last_event_id(request.headers.get("Last-Event-ID")))
+    info = CallInfo(last_event_id=last_event_id(request.headers.get("Last-Event-ID")))
     if isinstance(method, StreamingMethod):
         stream = await method.call(server.handler, scope, decoded, info)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from functools import partial
+from typing import Any
 
 import trio
 from hypercorn.config import Config as HypercornConfig
@@ -44,7 +45,7 @@ async def serve(
     connections stop, running jobs get ``config.shutdown_grace`` seconds, then the rest is
     cancelled.
     """
-    app = create_app(agent, store=store, config=config)
+    app: Any = create_app(agent, store=store, config=config)  # hypercorn's own ASGI types
     trigger = shutdown_trigger or trio.sleep_forever
     async with trio.open_nursery() as nursery:
         binds = await nursery.start(

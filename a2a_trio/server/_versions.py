@@ -15,7 +15,7 @@ V1_0 = "1.0"
 V0_3 = "0.3"
 SUPPORTED = (V1_0, V0_3)
 
-VERSION_HEADERS = ("A2A-Version", "OPVS-Version")
+VERSION_HEADERS = ("a2a-version", "opvs-version")  # lower-case: ASGI header names are
 
 
 def requested_version(headers: Mapping[str, str]) -> str:

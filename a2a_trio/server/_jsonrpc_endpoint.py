@@ -1,0 +1,228 @@
+"""The JSON-RPC endpoint, served as raw ASGI in front of the quart-trio app.
+
+Why not a Quart route: the endpoint is the hot path (every send, every stream), and measured
+under the same load Quart's request/response layer cost about a third of the server's CPU per
+request (docs/benchmarks.md).  Everything else (agent card, REST, legacy surfaces) stays on
+Quart.  Raw ASGI also gives each event stream the shape the architecture wants: its own small
+nursery holding the subscriber loop (with its keepalive timer) and a watcher of the client's
+disconnect, which cancels that nursery and nothing else.
+
+:func:`answer` is the binding itself and knows nothing of ASGI: headers and body in, a JSON
+reply or an event stream out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+import trio
+
+from ..errors import A2AError, InvalidParamsError, InvalidRequestError, MethodNotFoundError
+from ..runtime import SubscriberOverflow, TaskStream
+from ..wire import dumps, loads
+from . import _jsonrpc as rpc
+from ._rpc_methods import V1_METHODS, CallInfo, Method, StreamingMethod
+from ._sse import KEEPALIVE, STREAM_HEADERS, encode_event
+from ._tenants import caller_scope
+from ._versions import V0_3, requested_version
+
+if TYPE_CHECKING:
+    from ._app import A2AServer
+
+type Receive = Callable[[], Awaitable[dict[str, Any]]]
+type Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+JSON_TYPES: Final = ("application/json", "application/a2a+json")
+
+METHOD_TABLES: dict[str, dict[str, Method]] = {}
+"""Method tables by protocol version; the bindings register theirs (v1.0, v0.3)."""
+
+
+@attrs.frozen
+class JsonReply:
+    status: int
+    body: bytes
+
+
+@attrs.frozen
+class StreamReply:
+    stream: TaskStream
+    rid: rpc.RequestId
+    method: StreamingMethod
+
+
+type Reply = JsonReply | StreamReply
+
+
+def json_reply(document: Any, *, status: int = 200) -> JsonReply:
+    return JsonReply(status, dumps(document))
+
+
+NO_CONTENT: Final = JsonReply(204, b"")
+
+
+def lookup(name: str, headers: Mapping[str, str]) -> Method:
+    """The method ``name`` in the table of the requested protocol version."""
+    version = requested_version(headers)
+    table = METHOD_TABLES.get(version)
+    if table is None or (version == V0_3 and name in V1_METHODS):
+        table = V1_METHODS  # no header (= 0.3) but a 1.0 method name: serve it as 1.0
+    method = table.get(name)
+    if method is None:
+        raise MethodNotFoundError(f"Method not found: {name[:100]!r}")
+    return method
+
+
+def last_event_id(value: str | None) -> int | None:
+    """The ``Last-Event-ID`` header as a sequence number (absent: ``None``)."""
+    if value is None or not value.strip():
+        return None
+    try:
+        return int(value.strip())
+    except ValueError:
+        raise InvalidParamsError("Last-Event-ID must be an event id this server sent") from None
+
+
+async def answer(server: A2AServer, headers: Mapping[str, str], body: bytes) -> Reply:
+    """Serve one JSON-RPC request (``headers`` keys lower-case)."""
+    document: Any = None
+    call: rpc.RpcRequest | None = None
+    try:
+        document = loads(body)
+        call = rpc.parse_request(document)
+        method = lookup(call.method, headers)
+        params = method.decode(call.params)
+        scope = caller_scope(server.config, getattr(params, "tenant", ""))
+        info = CallInfo(last_event_id=last_event_id(headers.get("last-event-id")))
+        if isinstance(method, StreamingMethod):
+            stream = await method.call(server.handler, scope, params, info)
+            if call.is_notification:
+                stream.close()
+                return NO_CONTENT
+            return StreamReply(stream, call.id, method)
+        result = method.encode(await method.call(server.handler, scope, params, info))
+    except A2AError as error:
+        if call is not None and call.is_notification:
+            return NO_CONTENT  # JSON-RPC 2.0 §4.1: a notification gets no reply
+        return json_reply(rpc.failure(rpc.request_id(document), error))
+    if call.is_notification:
+        return NO_CONTENT
+    return json_reply(rpc.success(call.id, result))
+
+
+class BodyTooLarge(Exception):
+    """More than the configured number of body bytes arrived (or were announced)."""
+
+
+class ClientGone(Exception):
+    """The client disconnected before its request was complete."""
+
+
+async def read_body(receive: Receive, headers: Mapping[str, str], limit: int) -> bytes:
+    """The request body, refused as soon as it passes ``limit`` bytes, whatever its framing."""
+    declared = headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise BodyTooLarge
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientGone
+        chunk: bytes = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+JSON_HEADERS: Final = [(b"content-type", b"application/json")]
+RAW_STREAM_HEADERS: Final = [(k.lower().encode(), v.encode()) for k, v in STREAM_HEADERS.items()]
+
+
+class JsonRpcEndpoint:
+    """ASGI app: the JSON-RPC endpoint at ``path``; everything else goes to ``fallback``."""
+
+    def __init__(self, server: A2AServer, fallback: Any) -> None:
+        self.server = server
+        self.fallback = fallback
+        self.path = server.config.jsonrpc_path
+
+    async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == self.path:
+            await self._handle(scope, receive, send)
+        else:
+            await self.fallback(scope, receive, send)
+
+    async def _handle(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        media_type = headers.get("content-type", "").partition(";")[0].strip().lower()
+        limit = self.server.config.max_body_bytes
+        if media_type not in JSON_TYPES:
+            shown = media_type[:60] or "missing"
+            error = InvalidRequestError(f"Content-Type must be application/json, not {shown!r}")
+            await _send_json(send, json_reply(rpc.failure(None, error), status=415))
+            return
+        try:
+            body = await read_body(receive, headers, limit)
+        except BodyTooLarge:
+            error = InvalidRequestError(f"Request body larger than {limit} bytes")
+            await _send_json(send, json_reply(rpc.failure(None, error), status=413))
+            return
+        except ClientGone:
+            return
+        reply = await answer(self.server, headers, body)
+        if isinstance(reply, JsonReply):
+            await _send_json(send, reply)
+        else:
+            await _send_stream(receive, send, reply, self.server.config.keepalive)
+
+
+async def _send_json(send: Send, reply: JsonReply) -> None:
+    headers = [(b"content-length", str(len(reply.body)).encode())]
+    if reply.body:
+        headers += JSON_HEADERS
+    await send({"type": "http.response.start", "status": reply.status, "headers": headers})
+    await send({"type": "http.response.body", "body": reply.body, "more_body": False})
+
+
+async def _send_stream(receive: Receive, send: Send, reply: StreamReply, keepalive: float) -> None:
+    """Run one event stream in its own nursery: the subscriber loop with its keepalive timer,
+    and a watcher that cancels the nursery when the client disconnects.  The task's job runs
+    elsewhere (the runtime's nursery) and is not affected."""
+    stream = reply.stream
+    try:
+        await send({"type": "http.response.start", "status": 200, "headers": RAW_STREAM_HEADERS})
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_cancel_on_disconnect, receive, nursery.cancel_scope)
+            await _pump(send, reply, keepalive)
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            nursery.cancel_scope.cancel()
+    finally:
+        stream.close()
+
+
+async def _pump(send: Send, reply: StreamReply, keepalive: float) -> None:
+    while True:
+        entry = None
+        with trio.move_on_after(keepalive):
+            try:
+                entry = await reply.stream.receive()
+            except (trio.EndOfChannel, SubscriberOverflow):
+                return
+        if entry is None:
+            frame = KEEPALIVE
+        else:
+            document = rpc.success(reply.rid, reply.method.encode_event(entry.event))
+            frame = encode_event(dumps(document), event_id=entry.seq)
+        await send({"type": "http.response.body", "body": frame, "more_body": True})
+
+
+async def _cancel_on_disconnect(receive: Receive, scope: trio.CancelScope) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    scope.cancel()
