@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import logging
 import signal
+import sqlite3
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import Annotated, Any
 
 import httpx
+import psycopg
 import trio
 import typer
 from rich.console import Console
@@ -35,6 +37,10 @@ from .wire import V1, dumps
 
 class UsageProblem(Exception):
     """A command line or setting that cannot work (exit code 1)."""
+
+
+class RuntimeProblem(Exception):
+    """Something the command needs is unavailable (exit code 2)."""
 
 
 app = typer.Typer(
@@ -95,7 +101,7 @@ def _run(fn: Callable[[], Awaitable[None]]) -> None:
     except* A2AError as group:
         error = _first(group)
         failure = (2, f"{type(error).__name__} ({error.code}): {error.message}")
-    except* ClientError as group:
+    except* (ClientError, RuntimeProblem) as group:
         failure = (2, str(_first(group)))
     except* OSError as group:
         os_error = _first(group)
@@ -366,11 +372,12 @@ def serve(
     level = logging.getLevelName(log_level.upper())
     if not isinstance(level, int):
         raise UsageProblem(f"--log-level {log_level!r} is not one of debug, info, warning, error")
-    handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     logger = logging.getLogger("a2a_trio")  # hypercorn logs through its own handlers
-    logger.addHandler(handler)
     logger.setLevel(level)
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        logger.addHandler(handler)
     try:
         loaded = load_agent(agent)
         factory = store_factory(store)
@@ -384,6 +391,14 @@ def serve(
                 return
 
     async def main() -> None:
+        try:  # open the store once first, so a bad URL is one clear line, not a failed startup
+            async with factory():
+                pass
+        except ValueError as exc:
+            raise UsageProblem(str(exc)) from None
+        except (sqlite3.Error, psycopg.Error, OSError) as exc:
+            reason = " ".join(str(exc).split())  # one line; the URL (and its password) left out
+            raise RuntimeProblem(f"cannot open the task store: {reason}") from None
         async with trio.open_nursery() as nursery:
             run = partial(
                 serve_agent,
@@ -394,7 +409,11 @@ def serve(
                 config=config,
                 shutdown_trigger=until_signal,
             )
-            url = await nursery.start(run)
+            try:
+                url = await nursery.start(run)
+            except* OSError as group:
+                reason = _first(group).strerror or str(_first(group))
+                raise RuntimeProblem(f"cannot listen on {host}:{port}: {reason}") from None
             typer.echo(f"serving {agent} at {url}")
             sys.stdout.flush()
 

@@ -257,3 +257,21 @@ def test_serve_then_talk_to_it_then_stop(
     assert json.loads(out)["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=20) == 0
+
+
+def test_serve_failures_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    demo = ["serve", "a2a_trio.demo:agent", "--port", "0"]
+    code, out, err = in_process(capsys, *demo, "--store", "bogus://x")
+    assert (code, out) == (1, "")
+    assert err.startswith("error: unknown task store 'bogus://x'")
+    code, _, err = in_process(capsys, *demo, "--store", str(tmp_path / "missing" / "t.db"))
+    assert code == 2
+    assert err == "error: cannot open the task store: unable to open database file\n"
+    with socket.socket() as busy:  # in a subprocess: hypercorn leaks the socket it failed to bind
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = run("serve", "a2a_trio.demo:agent", "--port", str(port))
+    assert_one_line_error(result, 2, f"cannot listen on 127.0.0.1:{port}: ")
