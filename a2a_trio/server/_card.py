@@ -48,6 +48,8 @@ class CardCache:
             capabilities=m.AgentCapabilities(
                 streaming=True, push_notifications=False, extended_agent_card=False
             ),
+            security_schemes=dict(self._config.security_schemes),
+            security_requirements=self._config.security_requirements,
         )
 
     def render(self, base_url: str, *, v03: bool = False) -> CardResponse:

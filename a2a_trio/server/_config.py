@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 
 import attrs
 
+from .. import model as m
 from ..runtime import RuntimeConfig
 
 
@@ -25,6 +26,11 @@ class ServerConfig:
     ``legacy_bearer`` puts the dialect's bearer gate on them (the card stays public);
     ``legacy_token_check``, when set, also judges the token value.  ``legacy_eviction`` is the
     grace window after which a terminal legacy task id is forgotten and may be reused.
+
+    ``authenticate`` turns a request's headers (lower-case names) into the caller's owner id,
+    or raises ``AuthenticationRequiredError`` (HTTP 401); every task then belongs to that
+    owner and no other caller can see or touch it.  ``security_schemes`` and
+    ``security_requirements`` are advertised on the agent card so clients know what to send.
     """
 
     jsonrpc_path: str = "/"
@@ -40,3 +46,10 @@ class ServerConfig:
     legacy_bearer: bool = False
     legacy_token_check: Callable[[str], bool] | None = None
     legacy_eviction: float = 300.0
+    authenticate: Authenticator | None = None
+    security_schemes: Mapping[str, m.SecurityScheme] = attrs.field(factory=dict)
+    security_requirements: tuple[m.SecurityRequirement, ...] = ()
+
+
+type Authenticator = Callable[[Mapping[str, str]], Awaitable[str]]
+"""Headers (lower-case names) -> the authenticated owner id; raise to refuse."""

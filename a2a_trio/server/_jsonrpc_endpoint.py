@@ -19,13 +19,19 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 import trio
 
-from ..errors import A2AError, InvalidParamsError, InvalidRequestError, MethodNotFoundError
+from ..errors import (
+    A2AError,
+    AuthenticationRequiredError,
+    InvalidParamsError,
+    InvalidRequestError,
+    MethodNotFoundError,
+)
 from ..runtime import SubscriberOverflow, TaskStream
 from ..wire import dumps, loads
 from . import _jsonrpc as rpc
 from ._rpc_methods import V1_METHODS, CallInfo, Method, StreamingMethod
 from ._sse import KEEPALIVE, STREAM_HEADERS, encode_event
-from ._tenants import caller_scope
+from ._tenants import authenticated_owner, caller_scope
 from ._versions import V0_3, requested_version
 
 if TYPE_CHECKING:
@@ -85,8 +91,10 @@ def last_event_id(value: str | None) -> int | None:
         raise InvalidParamsError("Last-Event-ID must be an event id this server sent") from None
 
 
-async def answer(server: A2AServer, headers: Mapping[str, str], body: bytes) -> Reply:
-    """Serve one JSON-RPC request (``headers`` keys lower-case)."""
+async def answer(
+    server: A2AServer, headers: Mapping[str, str], body: bytes, *, owner: str = ""
+) -> Reply:
+    """Serve one JSON-RPC request (``headers`` keys lower-case) for the caller ``owner``."""
     document: Any = None
     call: rpc.RpcRequest | None = None
     try:
@@ -94,7 +102,7 @@ async def answer(server: A2AServer, headers: Mapping[str, str], body: bytes) -> 
         call = rpc.parse_request(document)
         method = lookup(call.method, headers)
         params = method.decode(call.params)
-        scope = caller_scope(server.config, getattr(params, "tenant", ""))
+        scope = caller_scope(server.config, getattr(params, "tenant", ""), owner)
         info = CallInfo(last_event_id=last_event_id(headers.get("last-event-id")))
         if isinstance(method, StreamingMethod):
             stream = await method.call(server.handler, scope, params, info)
@@ -141,6 +149,7 @@ async def read_body(receive: Receive, headers: Mapping[str, str], limit: int) ->
 
 
 JSON_HEADERS: Final = [(b"content-type", b"application/json")]
+CHALLENGE: Final = [(b"www-authenticate", b"Bearer")]
 RAW_STREAM_HEADERS: Final = [(k.lower().encode(), v.encode()) for k, v in STREAM_HEADERS.items()]
 
 
@@ -160,30 +169,51 @@ class JsonRpcEndpoint:
 
     async def _handle(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        media_type = headers.get("content-type", "").partition(";")[0].strip().lower()
         limit = self.server.config.max_body_bytes
+        try:
+            owner = await authenticated_owner(self.server.config, headers)
+        except AuthenticationRequiredError as refused:
+            await _refuse(send, refused, CHALLENGE)
+            return
+        media_type = headers.get("content-type", "").partition(";")[0].strip().lower()
         if media_type not in JSON_TYPES:
             shown = media_type[:60] or "missing"
-            error = InvalidRequestError(f"Content-Type must be application/json, not {shown!r}")
-            await _send_json(send, json_reply(rpc.failure(None, error), status=415))
+            wrong_type = InvalidRequestError(
+                f"Content-Type must be application/json, not {shown!r}"
+            )
+            await _refuse(send, wrong_type, status=415)
             return
         try:
             body = await read_body(receive, headers, limit)
         except BodyTooLarge:
-            error = InvalidRequestError(f"Request body larger than {limit} bytes")
-            await _send_json(send, json_reply(rpc.failure(None, error), status=413))
+            too_large = InvalidRequestError(f"Request body larger than {limit} bytes")
+            await _refuse(send, too_large, status=413)
             return
         except ClientGone:
             return
-        reply = await answer(self.server, headers, body)
+        reply = await answer(self.server, headers, body, owner=owner)
         if isinstance(reply, JsonReply):
             await _send_json(send, reply)
         else:
             await _send_stream(receive, send, reply, self.server.config.keepalive)
 
 
-async def _send_json(send: Send, reply: JsonReply) -> None:
-    headers = [(b"content-length", str(len(reply.body)).encode())]
+async def _refuse(
+    send: Send,
+    error: A2AError,
+    extra: list[tuple[bytes, bytes]] | None = None,
+    *,
+    status: int | None = None,
+) -> None:
+    """Answer before the body is read: a JSON-RPC error with a null id."""
+    reply = json_reply(rpc.failure(None, error), status=status or error.http_status)
+    await _send_json(send, reply, extra)
+
+
+async def _send_json(
+    send: Send, reply: JsonReply, extra: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    headers = [(b"content-length", str(len(reply.body)).encode()), *(extra or ())]
     if reply.body:
         headers += JSON_HEADERS
     await send({"type": "http.response.start", "status": reply.status, "headers": headers})

@@ -13,7 +13,12 @@ from typing import TYPE_CHECKING, Any
 from quart import Response, request
 from quart_trio import QuartTrio
 
-from ..errors import A2AError, ContentTypeNotSupportedError, VersionNotSupportedError
+from ..errors import (
+    A2AError,
+    AuthenticationRequiredError,
+    ContentTypeNotSupportedError,
+    VersionNotSupportedError,
+)
 from ..runtime import LogEntry
 from ..wire import dumps, loads
 from ._body import BodyTooLarge, read_body
@@ -22,7 +27,7 @@ from ._rest import BodyTooLargeError, VerbNotAllowed, match_route, problem, rest
 from ._rpc_methods import V1_METHODS, CallInfo, StreamingMethod
 from ._sse import encode_event
 from ._streaming import event_stream_response
-from ._tenants import caller_scope
+from ._tenants import authenticated_owner, caller_scope
 from ._versions import V0_3, VERSION_HEADERS, requested_version
 
 if TYPE_CHECKING:
@@ -71,13 +76,15 @@ async def _json_body(server: A2AServer) -> Any:
 
 
 async def _rest(server: A2AServer) -> Response:
+    headers = {name.lower(): value for name, value in request.headers.items()}
+    owner = await authenticated_owner(server.config, headers)
     _check_version(request.headers)
     call = match_route(request.method if request.method != "HEAD" else "GET", request.path)
     body = await _json_body(server) if request.method in ("POST", "PUT", "PATCH") else None
     params = rest_params(call, body, request.args.items(multi=True))
     method = V1_METHODS[call.route.method]
     decoded = method.decode(params)
-    scope = caller_scope(server.config, getattr(decoded, "tenant", ""))
+    scope = caller_scope(server.config, getattr(decoded, "tenant", ""), owner)
     info = CallInfo(last_event_id=last_event_id(request.headers.get("Last-Event-ID")))
     if isinstance(method, StreamingMethod):
         stream = await method.call(server.handler, scope, decoded, info)
@@ -92,6 +99,8 @@ async def _rest(server: A2AServer) -> Response:
 
 def _problem(error: A2AError) -> Response:
     headers = {"Allow": ", ".join(error.allow)} if isinstance(error, VerbNotAllowed) else {}
+    if isinstance(error, AuthenticationRequiredError):
+        headers["WWW-Authenticate"] = "Bearer"
     return Response(
         dumps(problem(error)),
         status=error.http_status,

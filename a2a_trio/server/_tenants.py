@@ -7,6 +7,8 @@ tell an unknown tenant from an empty one; the default (empty) tenant is always a
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ..errors import TaskNotFoundError
 from ..store import CallerScope
 from ._config import ServerConfig
@@ -18,8 +20,18 @@ class UnknownTenantError(TaskNotFoundError):
     default_message = "Unknown tenant"
 
 
-def caller_scope(config: ServerConfig, tenant: str) -> CallerScope:
+def caller_scope(config: ServerConfig, tenant: str, owner: str = "") -> CallerScope:
     """The scope a request with ``tenant`` acts in; raises ``UnknownTenantError`` if refused."""
     if tenant and config.tenants is not None and tenant not in config.tenants:
         raise UnknownTenantError(f"Unknown tenant {tenant[:100]!r}")
-    return CallerScope(tenant=tenant)
+    return CallerScope(tenant=tenant, owner=owner)
+
+
+async def authenticated_owner(config: ServerConfig, headers: Mapping[str, str]) -> str:
+    """The caller's owner id ("" when the server does no authentication).
+
+    Raises ``AuthenticationRequiredError`` when ``config.authenticate`` refuses the request.
+    """
+    if config.authenticate is None:
+        return ""
+    return await config.authenticate(headers)
