@@ -19,7 +19,7 @@ import attrs
 
 from .. import model as m
 from ..errors import A2AError, AuthenticationRequiredError, InvalidParamsError, ParseError
-from ..wire import V03, V1, loads
+from ..wire import V03, V1, V03Codec, V1Codec, loads
 from ._errors import InvalidResponseError, TransportError, remote_error
 
 JSONRPC: Final = "JSONRPC"
@@ -142,14 +142,14 @@ class Binding(abc.ABC):
         """The error a non-stream answer to a streaming call carries."""
 
 
-def decode_v1_result(op: Op, data: Any, *, path: str) -> Any:
-    """A v1.0 ProtoJSON result for ``op``; a bad shape raises :class:`InvalidResponseError`."""
+def decode_result(codec: V1Codec | V03Codec, op: Op, data: Any, *, path: str) -> Any:
+    """The result of ``op`` in ``codec``'s wire form; a bad shape raises InvalidResponseError."""
     try:
         if op in (Op.SEND, Op.STREAM):
-            return V1.decode_send_result(data, path=path)
+            return codec.decode_send_result(data, path=path)
         if op is Op.DELETE_PUSH:
             return None
-        return V1.decode(data, RESULT_TYPES[op], path=path)
+        return codec.decode(data, RESULT_TYPES[op], path=path)
     except InvalidParamsError as exc:
         raise _bad_response(f"{op} result", exc) from None
 
@@ -173,7 +173,7 @@ class JsonRpcBinding(Binding):
         return params
 
     def decode(self, op: Op, result: Any) -> Any:
-        return decode_v1_result(op, result, path="$.result")
+        return decode_result(V1, op, result, path="$.result")
 
     def decode_event(self, result: Any) -> m.StreamEvent:
         try:
@@ -261,7 +261,7 @@ class RestBinding(Binding):
             raise self.error(status, body)
         if op is Op.DELETE_PUSH:
             return None
-        return decode_v1_result(op, _json_body(body, f"{op} result"), path="$")
+        return decode_result(V1, op, _json_body(body, f"{op} result"), path="$")
 
     def event(self, data: str) -> m.StreamEvent:
         parsed = _json_body(data.encode(), "stream event")
@@ -334,14 +334,7 @@ class JsonRpcV03Binding(JsonRpcBinding):
         return V03.encode(request)
 
     def decode(self, op: Op, result: Any) -> Any:
-        try:
-            if op in (Op.SEND, Op.STREAM):
-                return V03.decode_send_result(result, path="$.result")
-            if op is Op.DELETE_PUSH:
-                return None
-            return V03.decode(result, RESULT_TYPES[op], path="$.result")
-        except InvalidParamsError as exc:
-            raise _bad_response(f"{self.method(op)} result", exc) from None
+        return decode_result(V03, op, result, path="$.result")
 
     def decode_event(self, result: Any) -> m.StreamEvent:
         try:
