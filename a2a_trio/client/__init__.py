@@ -23,6 +23,7 @@ from ._errors import (
 from ._options import Reconnect, Timeouts
 from ._signing import CardVerifier
 from ._stream import EventStream
+from ._transport import ClientStatistics
 
 __all__ = [
     "HTTP_JSON",
@@ -34,6 +35,7 @@ __all__ = [
     "CardVerifier",
     "Client",
     "ClientError",
+    "ClientStatistics",
     "EventStream",
     "HeaderAuth",
     "HeaderProvider",

@@ -14,7 +14,7 @@ from ._card import CardCache, choose_binding, fetch_card
 from ._options import DEFAULT_BINDINGS, DEFAULT_RECONNECT, DEFAULT_TIMEOUTS, Reconnect, Timeouts
 from ._signing import CardVerifier
 from ._stream import EventStream
-from ._transport import Transport
+from ._transport import ClientStatistics, Transport
 
 
 def _as_message(message: m.Message | str, context_id: str, task_id: str) -> m.Message:
@@ -45,6 +45,10 @@ class Client:
         """The interface in use (URL, binding, protocol version)."""
         self._transport = transport
         self._reconnect = reconnect
+
+    def statistics(self) -> ClientStatistics:
+        """Counters so far: calls, streams opened, streams open now, reconnects."""
+        return self._transport.statistics()
 
     def _send_request(
         self,

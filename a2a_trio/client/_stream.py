@@ -166,6 +166,7 @@ class EventStream:
         self._response = self._chunks = None
         with trio.CancelScope(shield=True):
             if response is not None:
+                self._transport.open_streams -= 1
                 await response.aclose()
             if chunks is not None:
                 await _exhaust(chunks)
@@ -194,4 +195,5 @@ class EventStream:
                 self._finished = True
                 return
             self.reconnects += 1
+            self._transport.reconnects += 1
             return

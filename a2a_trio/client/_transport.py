@@ -9,6 +9,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+import attrs
 import httpx
 
 from ._bindings import Binding, HttpCall, Op
@@ -16,6 +17,17 @@ from ._errors import TransportError
 from ._options import Timeouts
 
 EVENT_STREAM = "text/event-stream"
+
+
+@attrs.frozen
+class ClientStatistics:
+    """Counters of one client: unary calls made, streams opened (resubscribes included),
+    streams open now, and streams resumed after a drop."""
+
+    calls: int
+    streams: int
+    open_streams: int
+    reconnects: int
 
 
 @contextmanager
@@ -46,8 +58,17 @@ class Transport:
         self._auth = auth
         self._headers = {**headers, **binding.headers()}
         self._timeouts = timeouts
+        self.calls = 0
+        self.streams = 0
+        self.open_streams = 0
+        self.reconnects = 0
 
-    def _request(self, call: HttpCall, headers: Mapping[str, str], timeout: httpx.Timeout) -> Any:
+    def statistics(self) -> ClientStatistics:
+        return ClientStatistics(self.calls, self.streams, self.open_streams, self.reconnects)
+
+    def _request(
+        self, call: HttpCall, headers: Mapping[str, str], timeout: httpx.Timeout
+    ) -> httpx.Request:
         return self.http.build_request(
             call.method,
             call.url,
@@ -60,6 +81,7 @@ class Transport:
     async def unary(self, op: Op, request: Any) -> Any:
         """Make a unary call; return its typed result or raise the typed error."""
         call = self.binding.call(op, request)
+        self.calls += 1
         with http_errors(f"{op} to {call.url}"):
             response = await self.http.send(
                 self._request(call, {"Accept": "application/json"}, self._timeouts.unary()),
@@ -76,6 +98,7 @@ class Transport:
         headers = {"Accept": EVENT_STREAM, "Cache-Control": "no-cache"}
         if last_event_id:
             headers["Last-Event-ID"] = last_event_id
+        self.streams += 1
         with http_errors(f"{op} to {call.url}"):
             response = await self.http.send(
                 self._request(call, headers, self._timeouts.stream()),
@@ -84,6 +107,7 @@ class Transport:
             )
             content_type = response.headers.get("content-type", "")
             if response.is_success and content_type.startswith(EVENT_STREAM):
+                self.open_streams += 1
                 return response
             try:
                 body = await response.aread()

@@ -12,6 +12,7 @@ from a2a_trio import model as m
 from a2a_trio.client import (
     ApiKeyAuth,
     BearerAuth,
+    ClientStatistics,
     HeaderAuth,
     InvalidResponseError,
     Reconnect,
@@ -93,10 +94,15 @@ async def test_cut_stream_resumes_without_loss_or_repeats(
         open_client(agent.url, reconnect=FAST) as client,
     ):
         async with client.stream("go") as events:
-            seen = [event async for event in events]
+            seen = [await anext(events)]
+            assert client.statistics() == ClientStatistics(0, 1, 1, 0)
+            seen += [event async for event in events]
         assert seen == SCRIPT
         assert events.reconnects == 1
         assert events.last_event_id == "5"
+        assert client.statistics() == ClientStatistics(
+            calls=0, streams=2, open_streams=0, reconnects=1
+        )
     resume = agent.requests[-1]
     assert method(resume) == "SubscribeToTask"
     assert resume.json()["params"] == {"id": "t1"}
