@@ -11,7 +11,7 @@ from ._eventlog import (
     Subscription,
 )
 from ._outcome import INTERNAL_FAILURE, TaskFailed, TaskRejected
-from ._parked import JobHandle, JobStatus, poll_job
+from ._parked import JobCanceled, JobHandle, JobStatus, poll_job
 from ._runtime import RuntimeConfig, RuntimeStatistics, TaskRuntime
 from ._stream import TaskStream
 
@@ -22,6 +22,7 @@ __all__ = [
     "EventLog",
     "EventLogLimits",
     "Handler",
+    "JobCanceled",
     "JobHandle",
     "JobStatus",
     "LogEntry",

@@ -7,6 +7,7 @@ fails the task when the work ends, and cancels the work when the task is cancell
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -19,6 +20,18 @@ from ._outcome import TaskFailed
 type JobState = Literal["running", "completed", "failed", "canceled"]
 
 DEFAULT_POLL_INTERVAL = 1.0
+DEFAULT_MAX_STATUS_FAILURES = 30
+STATUS_CHECK_FAILED = "Checking the job's status failed; retrying."
+
+logger = logging.getLogger("a2a_trio.runtime")
+
+
+class JobCanceled(Exception):
+    """The parked work was cancelled on its own side; its task ends CANCELED."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 @attrs.frozen
@@ -48,27 +61,49 @@ class JobHandle(Protocol):
 
 
 async def poll_job(
-    ctx: TaskContext, handle: JobHandle, *, interval: float = DEFAULT_POLL_INTERVAL
+    ctx: TaskContext,
+    handle: JobHandle,
+    *,
+    interval: float = DEFAULT_POLL_INTERVAL,
+    max_status_failures: int = DEFAULT_MAX_STATUS_FAILURES,
 ) -> Any:
     """Follow ``handle`` until it ends; returns its result (the task's completion value).
 
-    Raises ``TaskFailed`` when the work fails; cancelling the caller cancels the work.
+    Raises ``TaskFailed`` when the work fails, ``JobCanceled`` when it was cancelled on its own
+    side.  A status check that raises is transient: the task stays WORKING with a note, and
+    only ``max_status_failures`` failures in a row fail it.  Cancelling the caller cancels the
+    work (best effort: the work may have ended already).
     """
     last: JobStatus | None = None
+    failures = 0
     try:
         while True:
-            status = await handle.status()
+            try:
+                status = await handle.status()
+                failures = 0
+            except Exception:  # the work's own fault; it may well recover
+                failures += 1
+                logger.warning("status check %d of a parked job failed", failures, exc_info=True)
+                if failures >= max_status_failures:
+                    raise TaskFailed("The job's status could not be read.") from None
+                progress = last.progress if last else None
+                status = JobStatus("running", progress, STATUS_CHECK_FAILED)
             if status.state == "completed":
                 return await handle.result()
-            if status.state in ("failed", "canceled"):
-                raise TaskFailed(status.message or f"the job {status.state}")
+            if status.state == "failed":
+                raise TaskFailed(status.message or "The job failed.")
+            if status.state == "canceled":
+                raise JobCanceled(status.message or "The job was canceled.")
             if _changed(last, status):
                 await ctx.update(status.message, progress=status.progress)
             last = status
             await trio.sleep(interval)
     except trio.Cancelled:
         with trio.CancelScope(shield=True), trio.move_on_after(5):
-            await handle.cancel()
+            try:
+                await handle.cancel()
+            except Exception:  # best effort: the work may have ended on its own meanwhile
+                logger.warning("cancelling a parked job failed", exc_info=True)
         raise
 
 

@@ -55,7 +55,7 @@ from ._outcome import (
     value_to_artifacts,
     value_to_parts,
 )
-from ._parked import DEFAULT_POLL_INTERVAL, JobHandle, poll_job
+from ._parked import DEFAULT_POLL_INTERVAL, JobCanceled, JobHandle, poll_job
 from ._stream import TaskStream
 
 logger = logging.getLogger("a2a_trio.runtime")
@@ -412,6 +412,10 @@ class TaskRuntime:
         except TaskFailed as exc:
             return TaskUpdate(
                 state=m.TaskState.FAILED, status_message=agent_message(job.task, exc.message)
+            )
+        except JobCanceled as exc:
+            return TaskUpdate(
+                state=m.TaskState.CANCELED, status_message=agent_message(job.task, exc.message)
             )
         except Exception:  # the handler's bug becomes a FAILED task, never a leaked traceback
             logger.exception("skill %r failed on task %s", job.skill.id, job.id)
