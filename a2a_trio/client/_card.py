@@ -121,6 +121,7 @@ async def fetch_card(
     *,
     cache: CardCache | None = None,
     auth: httpx.Auth | None = None,
+    headers: Mapping[str, str] | None = None,
     timeouts: Timeouts = DEFAULT_TIMEOUTS,
 ) -> m.AgentCard:
     """Find and read the agent card for ``url`` (an agent base URL or a card URL).
@@ -133,14 +134,14 @@ async def fetch_card(
     for card_url in card_urls(url):
         if cache is not None and (card := cache.fresh(card_url)) is not None:
             return card
-        headers = {"Accept": "application/json"}
+        request_headers = {**(headers or {}), "Accept": "application/json"}
         etag = cache.etag(card_url) if cache is not None else ""
         if etag:
-            headers["If-None-Match"] = etag
+            request_headers["If-None-Match"] = etag
         with http_errors(f"fetching the agent card at {card_url}"):
             response = await http.get(
                 card_url,
-                headers=headers,
+                headers=request_headers,
                 auth=auth or httpx.USE_CLIENT_DEFAULT,
                 timeout=timeouts.unary(),
             )

@@ -281,15 +281,17 @@ async def open_client(
             speaks.
         TransportError: the agent could not be reached.
     """
+    extra = dict(headers or {})
     async with _http_client(http) as client:
         if isinstance(agent, str):
-            card = await fetch_card(client, agent, cache=card_cache, auth=auth, timeouts=timeouts)
+            card = await fetch_card(
+                client, agent, cache=card_cache, auth=auth, headers=extra, timeouts=timeouts
+            )
         else:
             card = agent
         if verifier is not None:
             verifier.verify(card)
         interface, binding = choose_binding(card, bindings, versions=versions, tenant=tenant)
-        extra = dict(headers or {})
         if extensions:
             extra["A2A-Extensions"] = ", ".join(extensions)
         transport = Transport(client, binding, auth=auth, headers=extra, timeouts=timeouts)

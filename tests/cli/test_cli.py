@@ -17,8 +17,12 @@ from typing import Any
 
 import pexpect
 import pytest
+import trio
+from client.stub_agent import Reply, Request, open_stub_agent, rpc_result
 
+from a2a_trio import model as m
 from a2a_trio.cli import main
+from a2a_trio.wire import V1
 
 SCRIPT = str(Path(sys.executable).with_name("a2a-trio"))
 ENV = {**os.environ, "COLUMNS": "120", "NO_COLOR": "1"}
@@ -275,3 +279,25 @@ def test_serve_failures_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixtu
         port = busy.getsockname()[1]
         result = run("serve", "a2a_trio.demo:agent", "--port", str(port))
     assert_one_line_error(result, 2, f"cannot listen on 127.0.0.1:{port}: ")
+
+
+async def test_auth_options_reach_the_agent() -> None:
+    """--token, $A2A_TOKEN and --header, seen by a scripted agent on a real socket."""
+    task = m.Task("t1", m.TaskStatus(m.TaskState.COMPLETED), context_id="c1")
+
+    async def handler(request: Request, reply: Reply) -> None:
+        await reply.json(rpc_result(V1.encode(task)))
+
+    async with open_stub_agent(handler) as agent:
+        result = await trio.run_process(
+            [SCRIPT, "get", agent.url, "t1", "--json", "-H", "X-Trace: abc", "--token", "tok"],
+            capture_stdout=True,
+            capture_stderr=True,
+            env=ENV,
+            check=False,
+        )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["task"]["id"] == "t1"
+    for request in agent.requests:  # the card and the call
+        assert request.headers["authorization"] == "Bearer tok"
+        assert request.headers["x-trace"] == "abc"

@@ -269,9 +269,13 @@ async def test_auth_headers_on_every_request(auth: httpx.Auth, header: str, valu
     async def handler(request: Request, reply: Reply) -> None:
         await reply.json(rpc_result(V1.encode(TASK)))
 
-    async with open_stub_agent(handler) as agent, open_client(agent.url, auth=auth) as client:
+    async with (
+        open_stub_agent(handler) as agent,
+        open_client(agent.url, auth=auth, headers={"X-Extra": "1"}) as client,
+    ):
         await client.get_task("t1")
     assert [r.headers.get(header) for r in agent.requests] == [value, value]
+    assert [r.headers.get("x-extra") for r in agent.requests] == ["1", "1"]
 
 
 async def test_header_provider_is_called_per_request() -> None:
