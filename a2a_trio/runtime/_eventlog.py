@@ -13,6 +13,7 @@ otherwise final event) every subscriber drains what is buffered and then ends.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from typing import Final
 
 import attrs
@@ -32,10 +33,21 @@ class ReplayGap(Exception):
     """The events after the requested sequence are no longer in the replay buffer."""
 
 
-@attrs.frozen
+@attrs.define(eq=False)
 class LogEntry:
+    """One numbered event.  ``encoded`` keeps each wire form's bytes, so an event fanned out to
+    a thousand subscribers is serialized once per wire form, not once per subscriber."""
+
     seq: int
     event: m.StreamEvent
+    _encoded: dict[object, bytes] = attrs.field(factory=dict, init=False, repr=False)
+
+    def encoded(self, encode: Callable[[m.StreamEvent], bytes]) -> bytes:
+        """``encode(event)``, computed once per ``encode`` function."""
+        found = self._encoded.get(encode)
+        if found is None:
+            found = self._encoded[encode] = encode(self.event)
+        return found
 
 
 @attrs.frozen

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
+import orjson
 
 from ..errors import A2AError, InvalidParamsError, InvalidRequestError
 
@@ -60,6 +61,11 @@ def _valid_id(value: Any) -> bool:
 
 def success(rid: RequestId, result: Any) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": rid, "result": result}
+
+
+def success_bytes(rid: RequestId, result: bytes) -> bytes:
+    """A success response around an already-serialized result (same bytes as ``success``)."""
+    return b'{"jsonrpc":"2.0","id":' + orjson.dumps(rid) + b',"result":' + result + b"}"
 
 
 def failure(rid: RequestId, error: A2AError) -> dict[str, Any]:

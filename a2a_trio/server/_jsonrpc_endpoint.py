@@ -247,8 +247,8 @@ async def _pump(send: Send, reply: StreamReply, keepalive: float) -> None:
         if entry is None:
             frame = KEEPALIVE
         else:
-            document = rpc.success(reply.rid, reply.method.encode_event(entry.event))
-            frame = encode_event(dumps(document), event_id=entry.seq)
+            result = entry.encoded(reply.method.encode_event_bytes)
+            frame = encode_event(rpc.success_bytes(reply.rid, result), event_id=entry.seq)
         await send({"type": "http.response.body", "body": frame, "more_body": True})
 
 

@@ -13,7 +13,7 @@ import attrs
 from .. import model as m
 from ..runtime import TaskStream
 from ..store import CallerScope
-from ..wire import V1
+from ..wire import V1, dumps
 from ._handler import RequestHandler
 
 
@@ -47,6 +47,12 @@ class StreamingMethod:
     decode: Decode
     call: Streaming
     encode_event: Callable[[m.StreamEvent], Any]
+    encode_event_bytes: Callable[[m.StreamEvent], bytes] = attrs.field(init=False)
+
+    @encode_event_bytes.default
+    def _serialize(self) -> Callable[[m.StreamEvent], bytes]:
+        encode = self.encode_event
+        return lambda event: dumps(encode(event))
 
 
 type Method = UnaryMethod | StreamingMethod
