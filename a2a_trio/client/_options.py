@@ -39,9 +39,9 @@ class Reconnect:
     is used as the floor.  The count starts again after each event received.
     """
 
-    attempts: int = 5
-    initial_delay: float = 0.25
-    max_delay: float = 5.0
+    attempts: int = attrs.field(default=5, validator=attrs.validators.ge(0))
+    initial_delay: float = attrs.field(default=0.25, validator=attrs.validators.ge(0))
+    max_delay: float = attrs.field(default=5.0, validator=attrs.validators.ge(0))
 
     def delay(self, attempt: int, server_retry_ms: int | None) -> float:
         backoff = min(self.max_delay, self.initial_delay * 2.0 ** (attempt - 1))

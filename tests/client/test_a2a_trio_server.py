@@ -198,3 +198,13 @@ async def test_tenant_scopes_every_call(server: str, binding: str) -> None:
     async with open_client(server, bindings=[binding]) as default:
         with pytest.raises(TaskNotFoundError):
             await default.get_task(task.id)
+
+
+async def test_stream_ends_when_the_task_needs_input(client: Client) -> None:
+    async with client.stream(to("ask", "hi")) as events:
+        seen = [event async for event in events]
+    last = seen[-1]
+    assert isinstance(last, m.TaskStatusUpdateEvent | m.Task)
+    assert last.status.state is m.TaskState.INPUT_REQUIRED
+    assert events.reconnects == 0
+    assert client.statistics().open_streams == 0

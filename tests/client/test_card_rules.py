@@ -1,11 +1,11 @@
-"""Card rules without I/O: where cards are looked for, cache freshness, interface choice."""
+"""Rules without I/O: where cards are looked for, cache freshness, interface choice, backoff."""
 
 from __future__ import annotations
 
 import pytest
 
 from a2a_trio import model as m
-from a2a_trio.client import HTTP_JSON, JSONRPC, AgentCardError
+from a2a_trio.client import HTTP_JSON, JSONRPC, AgentCardError, Reconnect
 from a2a_trio.client._card import card_urls, choose_binding, decode_card, freshness
 
 
@@ -92,3 +92,12 @@ def test_decode_card_reads_both_versions_and_refuses_junk() -> None:
         decode_card({"name": 5, "supportedInterfaces": []}, source="test")
     with pytest.raises(AgentCardError):
         decode_card(["not", "a", "card"], source="test")
+
+
+def test_reconnect_backoff() -> None:
+    policy = Reconnect(attempts=4, initial_delay=0.5, max_delay=3)
+    assert [policy.delay(n, None) for n in (1, 2, 3, 4)] == [0.5, 1.0, 2.0, 3.0]
+    assert policy.delay(1, 2000) == 2.0  # the server's retry: is a floor...
+    assert policy.delay(1, 60_000) == 3.0  # ...capped by max_delay
+    with pytest.raises(ValueError):
+        Reconnect(attempts=-1)
