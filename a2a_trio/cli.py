@@ -22,26 +22,22 @@ from rich.console import Console
 from rich.live import Live
 
 from . import model as m
+from ._cli._running import (
+    RuntimeProblem,
+    UsageProblem,
+    first_error,
+    parse_headers,
+    run_command,
+)
 from ._cli._view import TaskView, card_view, tasks_table
 from .client import (
     BearerAuth,
     Client,
-    ClientError,
     EventStream,
     fetch_card,
     open_client,
 )
-from .errors import A2AError
 from .wire import V1, dumps
-
-
-class UsageProblem(Exception):
-    """A command line or setting that cannot work (exit code 1)."""
-
-
-class RuntimeProblem(Exception):
-    """Something the command needs is unavailable (exit code 2)."""
-
 
 app = typer.Typer(
     name="a2a-trio",
@@ -78,47 +74,6 @@ def _message(text: str, context_id: str, task_id: str, skill: str) -> m.Message:
     return m.text_message(text, context_id=context_id, task_id=task_id, metadata=metadata)
 
 
-def _headers(values: Sequence[str] | None) -> dict[str, str]:
-    headers: dict[str, str] = {}
-    for value in values or ():
-        name, colon, content = value.partition(":")
-        if not colon or not name.strip():
-            raise UsageProblem(f"--header {value!r} must look like 'Name: value'")
-        headers[name.strip()] = content.strip()
-    return headers
-
-
-def _run(fn: Callable[[], Awaitable[None]]) -> None:
-    """Run one command under trio; map its failures to exit codes and one-line messages.
-
-    Failures may arrive wrapped in exception groups (trio nurseries), hence ``except*``.
-    """
-    failure: tuple[int, str] | None = None
-    try:
-        trio.run(fn)
-    except* UsageProblem as group:
-        failure = (1, str(_first(group)))
-    except* A2AError as group:
-        error = _first(group)
-        failure = (2, f"{type(error).__name__} ({error.code}): {error.message}")
-    except* (ClientError, RuntimeProblem) as group:
-        failure = (2, str(_first(group)))
-    except* OSError as group:
-        os_error = _first(group)
-        failure = (2, os_error.strerror or str(os_error))
-    if failure is not None:
-        typer.echo(f"error: {failure[1]}", err=True)
-        raise typer.Exit(failure[0])
-
-
-def _first[E: BaseException](group: BaseExceptionGroup[E]) -> E:
-    """The first error in a (possibly nested) group: the one the message is about."""
-    first: E | BaseExceptionGroup[E] = group
-    while isinstance(first, BaseExceptionGroup):
-        first = first.exceptions[0]
-    return first
-
-
 def _client_call(
     url: str,
     headers: Sequence[str] | None,
@@ -126,7 +81,7 @@ def _client_call(
     bindings: Sequence[str] | None,
     body: Callable[[Client], Awaitable[None]],
 ) -> None:
-    extra = _headers(headers)
+    extra = parse_headers(headers)
     auth = BearerAuth(token) if token else None
 
     async def main() -> None:
@@ -134,7 +89,7 @@ def _client_call(
         async with open_client(url, auth=auth, headers=extra, **kwargs) as client:
             await body(client)
 
-    _run(main)
+    run_command(main)
 
 
 def _print_json(value: Any) -> None:
@@ -189,7 +144,7 @@ def _root(
 @app.command()
 def card(url: Url, json: Json = False, header: Headers = None, token: Token = None) -> None:
     """Show an agent's card."""
-    extra = _headers(header)
+    extra = parse_headers(header)
     auth = BearerAuth(token) if token else None
 
     async def main() -> None:
@@ -200,7 +155,7 @@ def card(url: Url, json: Json = False, header: Headers = None, token: Token = No
         else:
             Console().print(card_view(found))
 
-    _run(main)
+    run_command(main)
 
 
 @app.command()
@@ -412,12 +367,12 @@ def serve(
             try:
                 url = await nursery.start(run)
             except* OSError as group:
-                reason = _first(group).strerror or str(_first(group))
+                reason = first_error(group).strerror or str(first_error(group))
                 raise RuntimeProblem(f"cannot listen on {host}:{port}: {reason}") from None
             typer.echo(f"serving {agent} at {url}")
             sys.stdout.flush()
 
-    _run(main)
+    run_command(main)
 
 
 # --- entry point -------------------------------------------------------------------------
