@@ -25,6 +25,7 @@ class Profile(enum.Enum):
 text = st.text(max_size=12)
 ids = st.text(min_size=1, max_size=12)
 int32 = st.integers(-(2**31), 2**31 - 1)
+nonzero_int32 = int32.filter(bool)  # v0.3 reads historyLength 0 as "no limit" (docs/model.md)
 json_leaves = (
     st.none()
     | st.booleans()
@@ -131,7 +132,7 @@ class Strategies:
             m.SendMessageConfiguration,
             accepted_output_modes=string_lists,
             task_push_notification_config=st.none() | send_push,
-            history_length=st.none() | int32,
+            history_length=st.none() | (int32 if v1 else nonzero_int32),
             return_immediately=st.booleans(),
         )
         flow_choices = [
@@ -281,7 +282,10 @@ class Strategies:
                 tenant=tenant,
             ),
             m.GetTaskRequest: st.builds(
-                m.GetTaskRequest, id=text, history_length=st.none() | int32, tenant=tenant
+                m.GetTaskRequest,
+                id=text,
+                history_length=st.none() | (int32 if v1 else nonzero_int32),
+                tenant=tenant,
             ),
             m.ListTasksRequest: st.builds(
                 m.ListTasksRequest,

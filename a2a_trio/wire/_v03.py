@@ -260,7 +260,7 @@ def _send_from03(wire: _SendParams03) -> m.SendMessageRequest:
         if config is None
         else m.SendMessageConfiguration(
             accepted_output_modes=config.accepted_output_modes,
-            history_length=config.history_length,
+            history_length=config.history_length or None,  # see _get_task_hooks
             return_immediately=config.blocking is False,
             task_push_notification_config=None
             if config.push_notification_config is None
@@ -445,7 +445,6 @@ class V03Codec:
         self._both(m.ImplicitOAuthFlow, always=("authorization_url", "scopes"))
         self._both(m.PasswordOAuthFlow, always=("token_url", "scopes"))
         self._both(m.APIKeySecurityScheme, renames={"location": "in"})
-        self._both(m.GetTaskRequest, omit=("tenant",))
         self._both(m.CancelTaskRequest, omit=("tenant",))
         self._both(m.SubscribeToTaskRequest, omit=("tenant",))
         self._both(m.GetExtendedAgentCardRequest, omit=("tenant",))
@@ -488,6 +487,7 @@ class V03Codec:
             lambda r: [conv.unstructure(c, m.TaskPushNotificationConfig) for c in r.configs],
         )
         self._list_tasks_hooks()
+        self._get_task_hooks()
 
     # --- registration helpers -------------------------------------------------------------
 
@@ -595,6 +595,24 @@ class V03Codec:
             return decode_list
 
         self._lazy(cls, make_encode, make_decode)
+
+    def _get_task_hooks(self) -> None:
+        """``tasks/get``: deployed v0.3 servers (the SDK's) read ``historyLength: 0`` as "no
+        limit", so it decodes as unset; v1.0 gives 0 the meaning "no history"."""
+        conv, cls = self._conv, m.GetTaskRequest
+
+        def make_decode() -> Callable[[Any, Any], m.GetTaskRequest]:
+            decode = camel_decoder(conv, cls, omit=("tenant",))
+
+            def decode_get(data: Any, _type: Any) -> m.GetTaskRequest:
+                request: m.GetTaskRequest = decode(data, cls)
+                if request.history_length == 0:
+                    return attrs.evolve(request, history_length=None)
+                return request
+
+            return decode_get
+
+        self._lazy(cls, lambda: camel_encoder(conv, cls, omit=("tenant",)), make_decode)
 
     def _security_hooks(self) -> None:
         conv = self._conv

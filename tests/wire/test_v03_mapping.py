@@ -228,3 +228,12 @@ def test_security_in_v03_shape() -> None:
         name="n", description="d", version="1", security_schemes={"dev": device}
     )
     assert V03.decode(V03.encode(with_device), m.AgentCard).security_schemes == {"dev": device}
+
+
+def test_history_length_zero_means_no_limit_in_v03() -> None:
+    get = V03.decode({"id": "t", "historyLength": 0}, m.GetTaskRequest)
+    assert get.history_length is None
+    assert V03.decode({"id": "t", "historyLength": 3}, m.GetTaskRequest).history_length == 3
+    send = V03.decode({"message": MSG, "configuration": {"historyLength": 0}}, m.SendMessageRequest)
+    assert send.configuration is not None and send.configuration.history_length is None
+    assert V03.encode(m.GetTaskRequest(id="t", history_length=0)) == {"id": "t", "historyLength": 0}
