@@ -2,7 +2,8 @@
 # A throwaway PostgreSQL server for the store tests (CI and developers).
 #   scripts/postgres.sh start   install (Debian packages) if needed, start, create user + database;
 #                               prints the URL to use as A2A_TRIO_TEST_PG_URL on stdout
-#   scripts/postgres.sh stop    stop the server started by "start"
+#   scripts/postgres.sh stop    stop the server, if "start" was the one that started it (a server
+#                               already running, e.g. shared by developers, is left running)
 # Runs as root (uses `su postgres`) or as a user allowed to run pg_ctlcluster.
 set -euo pipefail
 
@@ -10,6 +11,7 @@ PG_USER="${A2A_TRIO_PG_USER:-a2a_trio}"
 PG_PASSWORD="${A2A_TRIO_PG_PASSWORD:-a2a_trio}"
 PG_DB="${A2A_TRIO_PG_DB:-a2a_trio_test}"
 PG_PORT="${A2A_TRIO_PG_PORT:-5432}"
+STARTED_MARKER="${TMPDIR:-/tmp}/a2a_trio_postgres.started"
 
 log() { echo "postgres.sh: $*" >&2; }
 
@@ -45,6 +47,7 @@ start() {
   if ! pg_lsclusters --no-header | awk -v v="$version" -v n="$name" '$1==v && $2==n {print $4}' | grep -q online; then
     log "starting cluster $version/$name"
     pg_ctlcluster "$version" "$name" start >&2
+    touch "$STARTED_MARKER"
   fi
   local port
   port="$(pg_lsclusters --no-header | awk -v v="$version" -v n="$name" '$1==v && $2==n {print $3}')"
@@ -67,9 +70,14 @@ SQL
 }
 
 stop() {
+  if [ ! -e "$STARTED_MARKER" ]; then
+    log "leaving the server running: it was running before start"
+    return
+  fi
+  rm -f "$STARTED_MARKER"
   read -r version name <<<"$(cluster)"
   log "stopping cluster $version/$name"
-  pg_ctlcluster "$version" "$name" stop >&2 || true
+  pg_ctlcluster "$version" "$name" stop >&2
 }
 
 case "${1:-}" in
