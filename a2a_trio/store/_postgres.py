@@ -129,6 +129,7 @@ class PostgresDriver:
             max_size=pool_size,
             open=False,
             configure=_configure,
+            check=ConnectionPool.check_connection,  # a connection cut since (failover) is replaced
             kwargs={"connect_timeout": 10, "autocommit": True},
             name="a2a_trio",
         )

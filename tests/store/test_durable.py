@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import uuid
 from contextlib import closing
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from a2a_trio.store import (
     open_store,
 )
 
-from .conftest import Backend, pg_schema_url
+from .conftest import Backend, pg_base_url, pg_schema_url
 from .test_contract import a_task, agent_says, all_pages, create_many
 
 S = m.TaskState
@@ -199,3 +200,26 @@ async def test_cancelled_writes_are_whole_or_absent(sql_backend: Backend) -> Non
         applied = stored.version - 1
         assert finished <= applied <= 40
         assert len(stored.task.history) == 1 + applied  # one message per applied update, no more
+
+
+def _cut_connections(base_url: str, application: str) -> int:
+    with psycopg.connect(base_url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s",
+            (application,),
+        ).fetchall()
+    return len(rows)
+
+
+@pytest.mark.postgres
+async def test_postgres_store_replaces_connections_the_server_cut() -> None:
+    application = f"a2a_trio_test_{uuid.uuid4().hex[:8]}"
+    async with (
+        pg_schema_url() as url,
+        open_store(f"{url}&application_name={application}") as store,
+    ):
+        task = (await store.create_task(ANONYMOUS, a_task())).task
+        cut = await trio.to_thread.run_sync(_cut_connections, pg_base_url(), application)
+        assert cut >= 1
+        assert await store.load_task(ANONYMOUS, task.id) is not None
+        await store.update_task(ANONYMOUS, task.id, TaskUpdate(state=S.WORKING))
