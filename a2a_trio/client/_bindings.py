@@ -221,7 +221,14 @@ class JsonRpcBinding(Binding):
             parsed = None
         if status >= 400 and not (isinstance(parsed, dict) and "error" in parsed):
             raise http_status_error(status, body)
-        return self._unwrap(parsed, empty_ok=empty_ok)
+        try:
+            return self._unwrap(parsed, empty_ok=empty_ok)
+        except A2AError as exc:
+            if status == 401 and not isinstance(exc, AuthenticationRequiredError):
+                # HTTP 401 decides: -32001 means "task not found" in v1.0 but "authentication
+                # required" in older dialects, so the code alone cannot tell.
+                raise AuthenticationRequiredError(exc.message, data=exc.data) from None
+            raise
 
     def result(self, op: Op, status: int, body: bytes) -> Any:
         return self.decode(op, self._envelope(status, body, empty_ok=op is Op.DELETE_PUSH))

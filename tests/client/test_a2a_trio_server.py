@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from functools import partial
 
 import pytest
@@ -10,8 +10,13 @@ import trio
 
 from a2a_trio import Agent, ServerConfig, TaskContext, serve
 from a2a_trio import model as m
-from a2a_trio.client import HTTP_JSON, JSONRPC, Client, Reconnect, open_client
-from a2a_trio.errors import A2AError, TaskNotCancelableError, TaskNotFoundError
+from a2a_trio.client import HTTP_JSON, JSONRPC, BearerAuth, Client, Reconnect, open_client
+from a2a_trio.errors import (
+    A2AError,
+    AuthenticationRequiredError,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+)
 
 from .cutting_proxy import open_cutting_proxy
 
@@ -208,3 +213,29 @@ async def test_stream_ends_when_the_task_needs_input(client: Client) -> None:
     assert last.status.state is m.TaskState.INPUT_REQUIRED
     assert events.reconnects == 0
     assert client.statistics().open_streams == 0
+
+
+async def owner_of(headers: Mapping[str, str]) -> str:
+    """Accept bearer tokens ``alice`` and ``bob``; each is its own owner."""
+    token = headers.get("authorization", "").removeprefix("Bearer ")
+    if token not in ("alice", "bob"):
+        raise AuthenticationRequiredError("send a bearer token")
+    return token
+
+
+@pytest.mark.parametrize("binding", [JSONRPC, HTTP_JSON])
+async def test_bearer_auth_against_an_authenticating_server(
+    nursery: trio.Nursery, binding: str
+) -> None:
+    config = ServerConfig(authenticate=owner_of)
+    url: str = await nursery.start(partial(serve, agent, port=0, config=config))
+    async with open_client(url, bindings=[binding]) as anonymous:
+        with pytest.raises(AuthenticationRequiredError):
+            await anonymous.send("let me in")
+    async with open_client(url, bindings=[binding], auth=BearerAuth("alice")) as alice:
+        task = await alice.send("mine")
+        assert isinstance(task, m.Task)
+        assert (await alice.get_task(task.id)).id == task.id
+    async with open_client(url, bindings=[binding], auth=BearerAuth("bob")) as bob:
+        with pytest.raises(TaskNotFoundError):
+            await bob.get_task(task.id)

@@ -201,6 +201,8 @@ BAD_ANSWERS = [
     (200, b"<html>oops</html>", "text/html", InvalidResponseError, "JSON-RPC response"),
     (500, b"internal meltdown", "text/plain", TransportError, "HTTP 500"),
     (401, b"", "text/plain", AuthenticationRequiredError, "Authentication required"),
+    (401, b'{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"token please"}}',
+     "application/json", AuthenticationRequiredError, "token please"),
     (200, b'{"jsonrpc": "2.0", "id": 1}', "application/json", InvalidResponseError,
      "JSON-RPC response"),
     (200, b'{"jsonrpc":"2.0","id":1,"result":{"id":5}}', "application/json", InvalidResponseError,
