@@ -8,7 +8,7 @@ import trio
 import typer
 
 from ..client import ClientError
-from ..errors import A2AError
+from ..errors import A2AError, AuthenticationRequiredError
 
 
 class UsageProblem(Exception):
@@ -43,6 +43,8 @@ def run_command(fn: Callable[[], Awaitable[None]]) -> None:
     except* A2AError as group:
         error = first_error(group)
         failure = (2, f"{type(error).__name__} ({error.code}): {error.message}")
+        if isinstance(error, AuthenticationRequiredError):
+            failure = (2, failure[1] + " (pass credentials with --token or --header)")
     except* (ClientError, RuntimeProblem) as group:
         failure = (2, str(first_error(group)))
     except* OSError as group:

@@ -286,7 +286,10 @@ async def test_auth_options_reach_the_agent() -> None:
     task = m.Task("t1", m.TaskStatus(m.TaskState.COMPLETED), context_id="c1")
 
     async def handler(request: Request, reply: Reply) -> None:
-        await reply.json(rpc_result(V1.encode(task)))
+        if "authorization" in request.headers:
+            await reply.json(rpc_result(V1.encode(task)))
+        else:
+            await reply.send(401, b"")
 
     async with open_stub_agent(handler) as agent:
         result = await trio.run_process(
@@ -296,8 +299,20 @@ async def test_auth_options_reach_the_agent() -> None:
             env=ENV,
             check=False,
         )
+        refused = await trio.run_process(
+            [SCRIPT, "get", agent.url, "t1"],
+            capture_stdout=True,
+            capture_stderr=True,
+            env=ENV,
+            check=False,
+        )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["task"]["id"] == "t1"
-    for request in agent.requests:  # the card and the call
+    for request in agent.requests[:2]:  # the card and the call
         assert request.headers["authorization"] == "Bearer tok"
         assert request.headers["x-trace"] == "abc"
+    assert refused.returncode == 2
+    assert refused.stderr.decode() == (
+        "error: AuthenticationRequiredError (-32001): Authentication required"
+        " (pass credentials with --token or --header)\n"
+    )
