@@ -25,7 +25,8 @@ from a2a_trio.cli import main
 from a2a_trio.wire import V1
 
 SCRIPT = str(Path(sys.executable).with_name("a2a-trio"))
-ENV = {**os.environ, "COLUMNS": "120", "NO_COLOR": "1"}
+ENV = {k: v for k, v in os.environ.items() if k != "A2A_TOKEN"} | {"COLUMNS": "120"}
+ENV["NO_COLOR"] = "1"
 
 
 def run(*args: str, module: bool = False) -> subprocess.CompletedProcess[str]:
