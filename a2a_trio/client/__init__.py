@@ -12,7 +12,7 @@
 from ._auth import ApiKeyAuth, BearerAuth, HeaderAuth, HeaderProvider
 from ._bindings import HTTP_JSON, JSONRPC
 from ._card import CardCache, fetch_card
-from ._client import Client, open_client
+from ._client import Client, TaskPages, open_client
 from ._errors import (
     AgentCardError,
     ClientError,
@@ -42,6 +42,7 @@ __all__ = [
     "InvalidResponseError",
     "Reconnect",
     "RemoteError",
+    "TaskPages",
     "Timeouts",
     "TransportError",
     "fetch_card",

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
+from functools import partial
+from typing import Self
 
 import httpx
 
@@ -21,6 +24,29 @@ def _as_message(message: m.Message | str, context_id: str, task_id: str) -> m.Me
     if isinstance(message, str):
         return m.text_message(message, context_id=context_id, task_id=task_id)
     return message
+
+
+class TaskPages:
+    """An async iterator over the tasks of every page of a listing."""
+
+    def __init__(self, fetch: Callable[..., Awaitable[m.ListTasksResponse]]) -> None:
+        self._fetch = fetch
+        self._pending: deque[m.Task] = deque()
+        self._token = ""
+        self._done = False
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> m.Task:
+        while not self._pending:
+            if self._done:
+                raise StopAsyncIteration
+            page = await self._fetch(page_token=self._token)
+            self._pending.extend(page.tasks)
+            self._done = not page.next_page_token or page.next_page_token == self._token
+            self._token = page.next_page_token
+        return self._pending.popleft()
 
 
 class Client:
@@ -167,7 +193,7 @@ class Client:
         page: m.ListTasksResponse = await self._transport.unary(Op.LIST, request)
         return page
 
-    async def iter_tasks(
+    def iter_tasks(
         self,
         *,
         context_id: str = "",
@@ -175,23 +201,21 @@ class Client:
         page_size: int | None = None,
         history_length: int | None = None,
         include_artifacts: bool | None = None,
-    ) -> AsyncIterator[m.Task]:
-        """Every matching task, fetching page after page as the iteration goes."""
-        token = ""
-        while True:
-            page = await self.list_tasks(
-                context_id=context_id,
-                status=status,
-                page_size=page_size,
-                page_token=token,
-                history_length=history_length,
-                include_artifacts=include_artifacts,
-            )
-            for task in page.tasks:
-                yield task
-            if not page.next_page_token or page.next_page_token == token:
-                return
-            token = page.next_page_token
+    ) -> TaskPages:
+        """Every matching task, fetching page after page as the iteration goes.
+
+        ``async for task in client.iter_tasks(...)``; stopping early is fine (no generator is
+        left suspended: each page is fetched whole before its tasks are handed out).
+        """
+        fetch = partial(
+            self.list_tasks,
+            context_id=context_id,
+            status=status,
+            page_size=page_size,
+            history_length=history_length,
+            include_artifacts=include_artifacts,
+        )
+        return TaskPages(fetch)
 
     async def cancel_task(self, task_id: str, *, metadata: m.JsonObject | None = None) -> m.Task:
         """Ask the agent to cancel the task; returns the task as it stands afterwards."""

@@ -405,3 +405,22 @@ async def test_a_wait_cancelled_by_a_timeout_resumes_on_the_next_iteration() -> 
         rest = [event async for event in events]
     assert rest == [status(m.TaskState.COMPLETED)]
     assert agent.requests[-1].headers["last-event-id"] == "1"
+
+
+async def test_iter_tasks_follows_pages_and_may_stop_early() -> None:
+    pages = {
+        "": m.ListTasksResponse(tasks=(TASK,), next_page_token="p2", page_size=1, total_size=3),
+        "p2": m.ListTasksResponse(tasks=(TASK, TASK), page_size=2, total_size=3),
+    }
+
+    async def handler(request: Request, reply: Reply) -> None:
+        token = request.json()["params"].get("pageToken", "")
+        await reply.json(rpc_result(V1.encode(pages[token])))
+
+    async with open_stub_agent(handler) as agent, open_client(agent.url) as client:
+        assert len([t async for t in client.iter_tasks(page_size=2)]) == 3
+        async for task in client.iter_tasks():
+            assert task == TASK
+            break  # stopping early leaves nothing half-done behind
+    tokens = [r.json()["params"].get("pageToken", "") for r in agent.requests[1:]]
+    assert tokens == ["", "p2", ""]
