@@ -55,6 +55,8 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             PRIMARY KEY (task_id, config_id)
         )""",
     ),
+    # 2: ListTasks filtered by state walks only that state's tasks, newest first.
+    ("CREATE INDEX a2a_tasks_scope_state ON a2a_tasks (tenant, owner, state, ord)",),
 )
 """Schema migrations in order; ``PRAGMA user_version`` records how many were applied."""
 

@@ -23,6 +23,8 @@ from a2a_trio.store import (
     TaskUpdate,
     open_store,
 )
+from a2a_trio.store._postgres import MIGRATIONS as PG_MIGRATIONS
+from a2a_trio.store._sqlite import MIGRATIONS as SQLITE_MIGRATIONS
 
 from .conftest import Backend, pg_base_url, pg_schema_url
 from .test_contract import a_task, agent_says, all_pages, create_many
@@ -144,6 +146,49 @@ def _mark_schema_newer(backend: Backend, path: str) -> None:
             conn.execute("UPDATE a2a_schema_version SET version = 99")
 
 
+def _back_to_version_1(backend: Backend, path: str) -> None:
+    """Undo migration 2 by hand: the database a release with only migration 1 left behind."""
+    if backend.name == "sqlite":
+        with closing(sqlite3.connect(path)) as conn:
+            conn.execute("DROP INDEX a2a_tasks_scope_state")
+            conn.execute("PRAGMA user_version = 1")
+    else:
+        with psycopg.connect(backend.url, autocommit=True) as conn:
+            conn.execute("DROP INDEX a2a_tasks_scope_state")
+            conn.execute("UPDATE a2a_schema_version SET version = 1")
+
+
+def _schema_state(backend: Backend, path: str) -> tuple[int, bool]:
+    """(schema version, whether migration 2's index exists)."""
+    if backend.name == "sqlite":
+        with closing(sqlite3.connect(path)) as conn:
+            (version,) = conn.execute("PRAGMA user_version").fetchone()
+            index = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE name = 'a2a_tasks_scope_state'"
+            ).fetchone()
+        return version, index is not None
+    with psycopg.connect(backend.url, autocommit=True) as conn:
+        row = conn.execute("SELECT version FROM a2a_schema_version").fetchone()
+        found = conn.execute("SELECT to_regclass('a2a_tasks_scope_state')").fetchone()
+    assert row is not None and found is not None
+    return row[0], found[0] is not None
+
+
+async def test_an_older_database_is_migrated_when_opened(sql_backend: Backend) -> None:
+    latest = len(SQLITE_MIGRATIONS)
+    assert latest == len(PG_MIGRATIONS) == 2
+    path = sql_backend.url.removeprefix("sqlite:///")
+    async with open_store(sql_backend.url) as store:
+        task = (await store.create_task(ANONYMOUS, a_task())).task
+        await store.update_task(ANONYMOUS, task.id, TaskUpdate(state=S.WORKING))
+    await trio.to_thread.run_sync(_back_to_version_1, sql_backend, path)
+    assert await trio.to_thread.run_sync(_schema_state, sql_backend, path) == (1, False)
+    async with open_store(sql_backend.url) as store:
+        working = await store.list_tasks(ANONYMOUS, TaskQuery(status=S.WORKING))
+        assert [found.id for found in working.tasks] == [task.id]
+    assert await trio.to_thread.run_sync(_schema_state, sql_backend, path) == (latest, True)
+
+
 async def test_a_database_from_a_newer_release_is_refused(sql_backend: Backend) -> None:
     async with open_store(sql_backend.url) as store:
         task = (await store.create_task(ANONYMOUS, a_task())).task
@@ -154,7 +199,7 @@ async def test_a_database_from_a_newer_release_is_refused(sql_backend: Backend) 
             pass
     if sql_backend.name == "sqlite":  # the data is untouched: put the version back and read it
         with closing(sqlite3.connect(path)) as conn:
-            conn.execute("PRAGMA user_version = 1")
+            conn.execute(f"PRAGMA user_version = {len(SQLITE_MIGRATIONS)}")
         async with open_store(sql_backend.url) as store:
             assert await store.load_task(ANONYMOUS, task.id) is not None
 
@@ -164,7 +209,7 @@ async def test_sqlite_runs_in_wal_mode_with_the_schema_version_set(tmp_path: Pat
         pass
     with closing(sqlite3.connect(tmp_path / "tasks.db")) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert conn.execute("PRAGMA user_version").fetchone() == (1,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (len(SQLITE_MIGRATIONS),)
 
 
 @pytest.mark.postgres
