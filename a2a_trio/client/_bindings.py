@@ -130,8 +130,8 @@ class Binding(abc.ABC):
         """The HTTP request for ``op`` with the typed ``request``."""
 
     @abc.abstractmethod
-    def result(self, op: Op, status: int, body: bytes) -> Any:
-        """The typed result of a unary call, or raise the error the answer carries."""
+    def result(self, op: Op, call: HttpCall, status: int, body: bytes) -> Any:
+        """The typed result of the unary ``call``, or raise the error the answer carries."""
 
     @abc.abstractmethod
     def event(self, data: str) -> m.StreamEvent:
@@ -190,11 +190,12 @@ class JsonRpcBinding(Binding):
         }
         return HttpCall("POST", self.url, envelope)
 
-    def _unwrap(self, body: Any, *, empty_ok: bool = False) -> Any:
+    def _unwrap(self, body: Any, *, empty_ok: bool = False, request_id: Any = None) -> Any:
         """The ``result`` of a response, or raise its ``error``.
 
         ``empty_ok`` accepts a response with neither, for results that carry nothing (some
-        v0.3 servers leave ``result`` out instead of sending ``null``).
+        v0.3 servers leave ``result`` out instead of sending ``null``).  A result must answer
+        ``request_id`` when one is given.
         """
         if not isinstance(body, dict) or body.get("jsonrpc") != "2.0":
             raise _bad_response("JSON-RPC response")
@@ -212,9 +213,15 @@ class JsonRpcBinding(Binding):
             )
         if "result" not in body and not empty_ok:
             raise _bad_response("JSON-RPC response")
+        if request_id is not None and body.get("id") != request_id:
+            raise _bad_response(
+                f"JSON-RPC response (its id answers another request than {request_id})"
+            )
         return body.get("result")
 
-    def _envelope(self, status: int, body: bytes, *, empty_ok: bool = False) -> Any:
+    def _envelope(
+        self, status: int, body: bytes, *, empty_ok: bool = False, request_id: Any = None
+    ) -> Any:
         try:
             parsed = loads(body)
         except ParseError:
@@ -222,7 +229,7 @@ class JsonRpcBinding(Binding):
         if status >= 400 and not (isinstance(parsed, dict) and "error" in parsed):
             raise http_status_error(status, body)
         try:
-            return self._unwrap(parsed, empty_ok=empty_ok)
+            return self._unwrap(parsed, empty_ok=empty_ok, request_id=request_id)
         except A2AError as exc:
             if status == 401 and not isinstance(exc, AuthenticationRequiredError):
                 # HTTP 401 decides: -32001 means "task not found" in v1.0 but "authentication
@@ -230,8 +237,10 @@ class JsonRpcBinding(Binding):
                 raise AuthenticationRequiredError(exc.message, data=exc.data) from None
             raise
 
-    def result(self, op: Op, status: int, body: bytes) -> Any:
-        return self.decode(op, self._envelope(status, body, empty_ok=op is Op.DELETE_PUSH))
+    def result(self, op: Op, call: HttpCall, status: int, body: bytes) -> Any:
+        request_id = call.json["id"]
+        result = self._envelope(status, body, empty_ok=op is Op.DELETE_PUSH, request_id=request_id)
+        return self.decode(op, result)
 
     def event(self, data: str) -> m.StreamEvent:
         return self.decode_event(self._unwrap(_json_body(data.encode(), "stream event")))
@@ -263,7 +272,7 @@ class RestBinding(Binding):
             return HttpCall(verb, url, fields)
         return HttpCall(verb, url, None, tuple(_query(fields)))
 
-    def result(self, op: Op, status: int, body: bytes) -> Any:
+    def result(self, op: Op, call: HttpCall, status: int, body: bytes) -> Any:
         if status >= 300:
             raise self.error(status, body)
         if op is Op.DELETE_PUSH:

@@ -87,7 +87,7 @@ class Transport:
                 self._request(call, {"Accept": "application/json"}, self._timeouts.unary()),
                 auth=self._auth or httpx.USE_CLIENT_DEFAULT,
             )
-        return self.binding.result(op, response.status_code, response.content)
+        return self.binding.result(op, call, response.status_code, response.content)
 
     async def open_stream(self, op: Op, request: Any, *, last_event_id: str = "") -> httpx.Response:
         """Start a streaming call; return the open SSE response (the caller closes it).

@@ -33,10 +33,14 @@ type Handler = Callable[[Request, "Reply"], Awaitable[None]]
 
 
 class Reply:
-    """Writes an HTTP answer on the connection."""
+    """Writes an HTTP answer on the connection; JSON-RPC answers echo the request's id."""
 
-    def __init__(self, stream: trio.SocketStream) -> None:
+    def __init__(self, stream: trio.SocketStream, request: Request | None = None) -> None:
         self.stream = stream
+        self.request_id = None
+        if request is not None and request.method == "POST" and request.body:
+            body = request.json()
+            self.request_id = body.get("id") if isinstance(body, dict) else None
 
     async def send(self, status: int, body: bytes, content_type: str = "application/json") -> None:
         head = (
@@ -46,6 +50,8 @@ class Reply:
         await self.stream.send_all(head.encode() + body)
 
     async def json(self, value: Any, status: int = 200) -> None:
+        if isinstance(value, dict) and value.get("jsonrpc") == "2.0" and self.request_id:
+            value = {**value, "id": self.request_id}
         await self.send(status, dumps(value))
 
     async def start_sse(self) -> None:
@@ -128,7 +134,7 @@ class StubAgent:
                 await Reply(stream).json(card_for(self.url, self.binding))
                 return
             try:
-                await self.handler(request, Reply(stream))
+                await self.handler(request, Reply(stream, request))
             except trio.BrokenResourceError:
                 return
 

@@ -26,7 +26,7 @@ from a2a_trio.errors import (
     TaskNotFoundError,
     UnsupportedOperationError,
 )
-from a2a_trio.wire import V1
+from a2a_trio.wire import V1, dumps
 
 from .stub_agent import Reply, Request, open_stub_agent, rpc_error, rpc_result, stream_result
 
@@ -424,3 +424,13 @@ async def test_iter_tasks_follows_pages_and_may_stop_early() -> None:
             break  # stopping early leaves nothing half-done behind
     tokens = [r.json()["params"].get("pageToken", "") for r in agent.requests[1:]]
     assert tokens == ["", "p2", ""]
+
+
+async def test_an_answer_to_another_request_is_refused() -> None:
+    async def handler(request: Request, reply: Reply) -> None:
+        wrong = {"jsonrpc": "2.0", "id": 999, "result": V1.encode(TASK)}
+        await reply.send(200, dumps(wrong))
+
+    async with open_stub_agent(handler) as agent, open_client(agent.url) as client:
+        with pytest.raises(InvalidResponseError, match="another request"):
+            await client.get_task("t1")
