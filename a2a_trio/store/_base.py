@@ -265,8 +265,9 @@ def check_new_task(scope: CallerScope, task: m.Task, idempotency_key: str | None
 
 
 def check_keys(keys: dict[str, str]) -> None:
+    """Refuse a key (by JSON path) that could not be stored."""
     for path, key in keys.items():
-        if "\x00" in key:
+        if not storable(key):
             raise InvalidParamsError("must not contain a NUL character", path=path)
 
 
