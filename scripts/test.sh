@@ -4,6 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/venv.sh dev
+# Interop peer for the legacy-dialect tests: only its standalone stream parser is used, and its
+# full dependency set conflicts with ours, so it is installed without dependencies.
+.venv/bin/python -m pip install -q --no-deps "mcp-mesh==3.8.0"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy --strict a2a_trio
