@@ -5,6 +5,7 @@
   directory; ``memory``, ``postgresql://...``: see docs/stores.md)
 - ``A2A_TRIO_PUBLIC_URL``: base URL for the agent card (default: each request's Host)
 - ``A2A_TRIO_KEEPALIVE``: seconds between keepalive comments on idle streams (default 15)
+- ``A2A_TRIO_RETENTION``: seconds after which finished tasks are purged (default: kept)
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import os
 
 from ._asgi import TrioOnly
-from .loading import ConfigError, load_agent, store_factory
+from .loading import ConfigError, load_agent, retention_from, store_factory
 from .server import ServerConfig, create_app
 
 DEFAULT_STORE = "sqlite:///a2a_trio.db"
@@ -32,7 +33,10 @@ def _config_from_env() -> ServerConfig:
 app = TrioOnly(
     create_app(
         load_agent(os.environ.get("A2A_TRIO_AGENT", "a2a_trio.demo:agent")),
-        store=store_factory(os.environ.get("A2A_TRIO_STORE", DEFAULT_STORE)),
+        store=store_factory(
+            os.environ.get("A2A_TRIO_STORE", DEFAULT_STORE),
+            retention=retention_from(os.environ.get("A2A_TRIO_RETENTION")),
+        ),
         config=_config_from_env(),
     )
 )

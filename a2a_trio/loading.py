@@ -6,11 +6,12 @@ Used at the edges (``a2a_trio.app``, the CLI); errors say what to fix, never a t
 from __future__ import annotations
 
 import importlib
+from datetime import timedelta
 from functools import partial
 
 from .runtime import Agent
 from .server import StoreFactory
-from .store import open_store
+from .store import DEFAULT_RETENTION, Retention, open_store
 
 
 class ConfigError(Exception):
@@ -33,6 +34,19 @@ def load_agent(spec: str) -> Agent:
     return found
 
 
-def store_factory(url: str) -> StoreFactory:
+def store_factory(url: str, *, retention: Retention = DEFAULT_RETENTION) -> StoreFactory:
     """A store factory for the server from a store URL (``memory``, ``sqlite:///...``, ...)."""
-    return partial(open_store, url)
+    return partial(open_store, url, retention=retention)
+
+
+def retention_from(seconds: str | None) -> Retention:
+    """``Retention`` purging terminal tasks after ``seconds`` (unset or empty: keep them)."""
+    if not seconds:
+        return DEFAULT_RETENTION
+    try:
+        ttl = float(seconds)
+    except ValueError:
+        ttl = -1
+    if ttl <= 0:
+        raise ConfigError(f"the retention must be a positive number of seconds, not {seconds!r}")
+    return Retention(terminal_ttl=timedelta(seconds=ttl))
