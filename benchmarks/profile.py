@@ -4,7 +4,7 @@
     .venv/bin/python benchmarks/profile.py --load send --seconds 10
     .venv/bin/python benchmarks/profile.py --load stream
     .venv/bin/python benchmarks/profile.py --load fanout
-    .venv/bin/python benchmarks/profile.py --load subscribe
+    .venv/bin/python benchmarks/profile.py --load subscribe   # recorded once 5,000 are open
 
 Starts the server pinned like ``run.py`` does, records it with ``py-spy record --format raw``
 while the load runs, writes the collapsed stacks to ``benchmarks/results/`` (feed them to any
@@ -33,6 +33,7 @@ from loadbench.servers import Server, pin_loadgen
 from loadbench.tasks import create_tasks
 
 RESULTS = Path(__file__).resolve().parent / "results"
+HELD_BEFORE_RECORDING = 5000
 PACKAGES = ("a2a_trio/", "quart/", "quart_trio/", "hypercorn/", "trio/", "cattrs/", "h11/")
 
 
@@ -83,13 +84,20 @@ async def _subscribe(server: Server, seconds: float, begin: Callable[[], Awaitab
         release = Path(tmp) / "release"
         ids = await create_tasks(server.port, 20, {"bench": "hold", "file": str(release)})
         pool = StreamPool(server.port, [payloads.subscribe(ids[i % 20]) for i in range(20_000)])
-        await begin()
         async with trio.open_nursery() as nursery:
             nursery.start_soon(pool.run)
+            with trio.move_on_after(600):
+                for _poll in range(6000):
+                    if pool.connected >= HELD_BEFORE_RECORDING:
+                        break
+                    await trio.sleep(0.1)
+            already = pool.connected
+            await begin()
             await trio.sleep(seconds)
+            added = pool.connected - already
             await trio.Path(release).touch()
             nursery.cancel_scope.cancel()
-    return f"{pool.connected:,} subscriptions opened in {seconds:g} s"
+    return f"{added:,} subscriptions opened in {seconds:g} s with {already:,} already open"
 
 
 LOADS = {"send": _send, "stream": _stream, "fanout": _fanout, "subscribe": _subscribe}
