@@ -29,6 +29,7 @@ from ..errors import (
 from ..runtime import SubscriberOverflow, TaskStream
 from ..wire import dumps, loads
 from . import _jsonrpc as rpc
+from ._rest import error_info
 from ._rpc_methods import V1_METHODS, CallInfo, Method, StreamingMethod
 from ._sse import KEEPALIVE, STREAM_HEADERS, encode_event
 from ._tenants import authenticated_owner, caller_scope
@@ -173,6 +174,8 @@ class JsonRpcEndpoint:
         try:
             owner = await authenticated_owner(self.server.config, headers)
         except AuthenticationRequiredError as refused:
+            # -32001 is also TaskNotFound in v1.0: the ErrorInfo reason tells them apart.
+            refused.data = [error_info(refused)]
             await _refuse(send, refused, CHALLENGE)
             return
         media_type = headers.get("content-type", "").partition(";")[0].strip().lower()

@@ -1,5 +1,8 @@
 """HTTP+JSON/REST binding logic (A2A v1.0 §11), sans-IO: routes, query typing, error bodies.
 
+The v0.3 HTTP+JSON binding (``/v1/...`` paths, ``_rest_v03``) is a second route table read by
+the same functions; :func:`rest_version` says which one a request is for.
+
 A REST request is turned into the same ProtoJSON ``params`` object a JSON-RPC request carries
 (path fields and the ``/{tenant}`` prefix set into it, query parameters typed), and then goes
 through the v1.0 method table; so both bindings share decoding, the handler call and encoding.
@@ -17,7 +20,8 @@ from typing import Any, Final
 import attrs
 
 from .. import errors
-from ..errors import A2AError, InvalidParamsError, ParseError
+from ..errors import A2AError, InvalidParamsError, ParseError, VersionNotSupportedError
+from ._versions import V1_0, VERSION_HEADERS, requested_version
 
 type QueryType = Callable[[str, str], Any]
 
@@ -25,11 +29,11 @@ ERROR_INFO_TYPE: Final = "type.googleapis.com/google.rpc.ErrorInfo"
 ERROR_DOMAIN: Final = "a2a-protocol.org"
 
 
-def _string(_name: str, value: str) -> str:
+def string(_name: str, value: str) -> str:
     return value
 
 
-def _integer(name: str, value: str) -> int:
+def integer(name: str, value: str) -> int:
     try:
         return int(value, 10)
     except ValueError:
@@ -38,7 +42,7 @@ def _integer(name: str, value: str) -> int:
         ) from None
 
 
-def _boolean(name: str, value: str) -> bool:
+def boolean(name: str, value: str) -> bool:
     if value in ("true", "false"):
         return value == "true"
     raise InvalidParamsError(f"expected true or false, got {value[:40]!r}", path=f"$.query.{name}")
@@ -68,20 +72,20 @@ class Route:
         )
 
 
-_PAGE: Final = {"pageSize": _integer, "pageToken": _string}
+_PAGE: Final = {"pageSize": integer, "pageToken": string}
 
 ROUTES: Final = (
     Route("/message:send", frozenset({"POST"}), "SendMessage"),
     Route("/message:stream", frozenset({"POST"}), "SendStreamingMessage"),
     Route("/tasks", frozenset({"GET"}), "ListTasks", {
-        "contextId": _string,
+        "contextId": string,
         "status": _task_state,
-        "historyLength": _integer,
-        "statusTimestampAfter": _string,
-        "includeArtifacts": _boolean,
+        "historyLength": integer,
+        "statusTimestampAfter": string,
+        "includeArtifacts": boolean,
         **_PAGE,
     }),
-    Route("/tasks/{id}", frozenset({"GET"}), "GetTask", {"historyLength": _integer}),
+    Route("/tasks/{id}", frozenset({"GET"}), "GetTask", {"historyLength": integer}),
     Route("/tasks/{id}:cancel", frozenset({"POST"}), "CancelTask"),
     Route("/tasks/{id}:subscribe", frozenset({"GET", "POST"}), "SubscribeToTask"),
     Route(
@@ -107,6 +111,37 @@ ROUTES: Final = (
     ),
     Route("/extendedAgentCard", frozenset({"GET"}), "GetExtendedAgentCard"),
 )  # fmt: skip
+
+
+@attrs.frozen
+class RestBinding:
+    """A route table and where it is served: under ``prefix``, with ``/{tenant}`` or not."""
+
+    routes: tuple[Route, ...]
+    prefix: str = ""
+    tenants: bool = True
+
+
+V1_REST: Final = RestBinding(ROUTES)
+V03_PREFIX: Final = "/v1"
+
+
+def rest_version(path: str, headers: Mapping[str, str]) -> str:
+    """Which REST binding a request is for (``headers`` with lower-case names).
+
+    ``/v1/...`` paths are v0.3's (its routes all start there) unless the request says 1.0, in
+    which case ``v1`` is a tenant; other paths are v1.0 resources, so no header is served as
+    1.0, and an explicit 0.3 there is refused.
+    """
+    version = requested_version(headers)
+    if version == V1_0 or path.startswith(V03_PREFIX + "/"):
+        return version
+    if any(headers.get(name, "").strip() for name in VERSION_HEADERS):
+        raise VersionNotSupportedError(
+            f"A2A 0.3 HTTP+JSON is served under {V03_PREFIX}/ (POST {V03_PREFIX}/message:send); "
+            "the root paths speak 1.0 (send A2A-Version: 1.0)"
+        )
+    return V1_0
 
 
 class RouteNotFound(errors.MethodNotFoundError):
@@ -142,23 +177,27 @@ class RestCall:
     fields: dict[str, str]
 
 
-def _match(path: str) -> list[tuple[Route, dict[str, str]]]:
+def _match(path: str, routes: Iterable[Route]) -> list[tuple[Route, dict[str, str]]]:
     return [
         (route, found.groupdict())
-        for route in ROUTES
+        for route in routes
         if (found := route.pattern.fullmatch(path)) is not None
     ]
 
 
-def match_route(verb: str, path: str) -> RestCall:
-    """The route ``verb path`` names, without or with a leading ``/{tenant}`` segment.
+def match_route(verb: str, path: str, binding: RestBinding = V1_REST) -> RestCall:
+    """The route ``verb path`` names in ``binding``: under its prefix, and (where the binding
+    has tenants) without or with a leading ``/{tenant}`` segment.
 
     Raises ``RouteNotFound`` for an unknown path and ``VerbNotAllowed`` for a wrong verb.
     """
-    candidates = [(route, fields, "") for route, fields in _match(path)]
-    tenant, slash, rest = path.removeprefix("/").partition("/")
-    if not candidates and slash and tenant:
-        candidates = [(route, fields, tenant) for route, fields in _match("/" + rest)]
+    resource = path.removeprefix(binding.prefix)
+    candidates = [(route, fields, "") for route, fields in _match(resource, binding.routes)]
+    tenant, slash, rest = resource.removeprefix("/").partition("/")
+    if not candidates and slash and tenant and binding.tenants:
+        candidates = [
+            (route, fields, tenant) for route, fields in _match("/" + rest, binding.routes)
+        ]
     if not candidates:
         raise RouteNotFound(f"No A2A resource at {path[:200]!r}")
     for route, fields, tenant in candidates:
@@ -198,16 +237,31 @@ def _reason(error: A2AError) -> str:
     """The ErrorInfo reason (A2A v1.0 §11.6): the error type in UPPER_SNAKE, no ``Error``."""
     if isinstance(error, ParseError):
         return "JSON_PARSE"
-    cls = next(c for c in type(error).__mro__ if c.__module__ == errors.__name__)
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__.removesuffix("Error")).upper()
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", _public_name(error).removesuffix("Error")).upper()
 
 
-def problem(error: A2AError) -> dict[str, Any]:
-    """An AIP-193 error body carrying a ``google.rpc.ErrorInfo`` with the A2A reason."""
+def _public_name(error: A2AError) -> str:
+    """The name of the ``errors`` class ``error`` is (internal subclasses refine those)."""
+    return next(c for c in type(error).__mro__ if c.__module__ == errors.__name__).__name__
+
+
+def error_type(error: A2AError) -> str:
+    """The A2A error's type name as the v0.3 schema spells it (``TaskNotFoundError``)."""
+    return "JSONParseError" if isinstance(error, ParseError) else _public_name(error)
+
+
+def error_info(error: A2AError) -> dict[str, Any]:
+    """The ``google.rpc.ErrorInfo`` naming ``error``'s A2A reason (A2A v1.0 §9.5, §11)."""
     info: dict[str, Any] = {"@type": ERROR_INFO_TYPE, "reason": _reason(error)}
     info["domain"] = ERROR_DOMAIN
     if isinstance(error, InvalidParamsError) and error.path:
         info["metadata"] = {"path": error.path, "reason": error.reason}
+    return info
+
+
+def problem(error: A2AError) -> dict[str, Any]:
+    """An AIP-193 error body carrying a ``google.rpc.ErrorInfo`` with the A2A reason."""
+    info = error_info(error)
     return {
         "error": {
             "code": error.http_status,

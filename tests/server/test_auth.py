@@ -64,7 +64,9 @@ async def test_missing_or_wrong_credentials_get_401_with_a_challenge(secured: st
             refused = await anonymous.post("/", json=rpc("ListTasks", {}))
             assert refused.status_code == 401
             assert refused.headers["www-authenticate"] == "Bearer"
-            assert "Authorization: Bearer" in refused.json()["error"]["message"]
+            error = refused.json()["error"]
+            assert "Authorization: Bearer" in error["message"]
+            assert error["data"][0]["reason"] == "AUTHENTICATION_REQUIRED"  # not TaskNotFound
             rest = await anonymous.get("/tasks")
             assert rest.status_code == 401
             card = await anonymous.get("/.well-known/agent-card.json")  # the card stays public
