@@ -1,5 +1,7 @@
 """Task stores: the contract (``TaskStore``) and its backends (see ``docs/stores.md``)."""
 
+from typing import TYPE_CHECKING
+
 from ._base import (
     ANONYMOUS,
     DEFAULT_MAX_EVENTS,
@@ -22,9 +24,11 @@ from ._base import (
 )
 from ._memory import MemoryTaskStore
 from ._open import open_store
-from ._postgres import open_postgres_store
 from ._sql import SqlTaskStore
 from ._sqlite import open_sqlite_store
+
+if TYPE_CHECKING:
+    from ._postgres import open_postgres_store
 
 __all__ = [
     "ANONYMOUS",
@@ -51,3 +55,13 @@ __all__ = [
     "open_store",
     "trim_task",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``open_postgres_store`` is imported on first use: psycopg is slow to load and most
+    processes (the client, the CLI, SQLite deployments) never need it."""
+    if name == "open_postgres_store":
+        from ._postgres import open_postgres_store
+
+        return open_postgres_store
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

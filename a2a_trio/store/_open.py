@@ -15,7 +15,6 @@ import trio
 
 from ._base import DEFAULT_RETENTION, Retention, TaskStore
 from ._memory import MemoryTaskStore
-from ._postgres import open_postgres_store
 from ._sqlite import Synchronous, open_sqlite_store
 
 ACCEPTED = (
@@ -44,6 +43,8 @@ def _backend(url: str, retention: Retention) -> AbstractAsyncContextManager[Task
         return _memory(retention)
     scheme = url.partition("://")[0] if "://" in url else ""
     if scheme in ("postgresql", "postgres"):
+        from ._postgres import open_postgres_store  # psycopg loads only when it is used
+
         return open_postgres_store(url, retention=retention)
     if scheme == "sqlite":
         path, synchronous = _sqlite_url(url)
