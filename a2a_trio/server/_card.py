@@ -21,7 +21,8 @@ class CardResponse:
 
 def interfaces(config: ServerConfig, base_url: str) -> tuple[m.AgentInterface, ...]:
     """What this server serves, preferred first (REST lives at the root paths beside JSON-RPC;
-    v0.3 clients use the same JSON-RPC URL)."""
+    v0.3 clients use the same JSON-RPC URL, and v0.3 HTTP+JSON appends its ``/v1/...`` paths
+    to the base URL)."""
     base = base_url.rstrip("/")
     return (
         m.AgentInterface(
@@ -31,6 +32,7 @@ def interfaces(config: ServerConfig, base_url: str) -> tuple[m.AgentInterface, .
         m.AgentInterface(
             url=base + config.jsonrpc_path, protocol_binding="JSONRPC", protocol_version=V0_3
         ),
+        m.AgentInterface(url=base, protocol_binding="HTTP+JSON", protocol_version=V0_3),
     )
 
 

@@ -1,9 +1,10 @@
 """The HTTP+JSON/REST routes: one catch-all route that resolves A2A resources itself.
 
 Resolution (paths, verbs, tenants, query typing, error bodies) is in the sans-IO ``_rest``
-module; this layer reads the request, runs the v1.0 method the route names through the shared
-handler, and writes JSON or an event stream.  More specific routes (JSON-RPC, agent cards,
-legacy surfaces) are matched by the router before this one.
+module (v0.3's route table in ``_rest_v03``); this layer reads the request, runs the method the
+route names (v1.0, or v0.3 under ``/v1/``) through the shared handler, and writes JSON or an
+event stream.  More specific routes (JSON-RPC, agent cards, legacy surfaces) are matched by the
+router before this one.
 """
 
 from __future__ import annotations
@@ -13,27 +14,33 @@ from typing import TYPE_CHECKING, Any
 from quart import Response, request
 from quart_trio import QuartTrio
 
-from ..errors import (
-    A2AError,
-    AuthenticationRequiredError,
-    ContentTypeNotSupportedError,
-    VersionNotSupportedError,
-)
+from ..errors import A2AError, AuthenticationRequiredError, ContentTypeNotSupportedError
 from ..runtime import LogEntry
 from ..wire import dumps, loads
 from ._body import BodyTooLarge, read_body
 from ._jsonrpc_endpoint import JSON_TYPES, last_event_id
-from ._rest import BodyTooLargeError, VerbNotAllowed, match_route, problem, rest_params
+from ._rest import (
+    V03_PREFIX,
+    V1_REST,
+    BodyTooLargeError,
+    VerbNotAllowed,
+    match_route,
+    problem,
+    rest_params,
+    rest_version,
+)
+from ._rest_v03 import V03_REST, V03_REST_METHODS, v03_problem
 from ._rpc_methods import V1_METHODS, CallInfo, StreamingMethod
 from ._sse import encode_event
 from ._streaming import event_stream_response
 from ._tenants import authenticated_owner, caller_scope
-from ._versions import V0_3, VERSION_HEADERS, requested_version
+from ._versions import V0_3, V1_0
 
 if TYPE_CHECKING:
     from ._app import A2AServer
 
 VERBS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+BINDINGS = {V1_0: (V1_REST, V1_METHODS), V0_3: (V03_REST, V03_REST_METHODS)}
 
 
 def mount_rest(app: QuartTrio, server: A2AServer) -> None:
@@ -44,18 +51,7 @@ def mount_rest(app: QuartTrio, server: A2AServer) -> None:
         try:
             return await _rest(server)
         except A2AError as error:
-            return _problem(error)
-
-
-def _check_version(headers: Any) -> None:
-    """REST paths are v1.0's; no header is served as 1.0 (the path says which), an explicit
-    0.3 is refused (v0.3 clients use JSON-RPC), as is any unsupported version."""
-    version = requested_version(headers)
-    if version == V0_3 and any(headers.get(name, "").strip() for name in VERSION_HEADERS):
-        raise VersionNotSupportedError(
-            "A2A 0.3 is served over JSON-RPC only (POST the v0.3 method to the JSON-RPC URL); "
-            "HTTP+JSON here speaks 1.0 (send A2A-Version: 1.0)"
-        )
+            return _problem(error, request.path)
 
 
 async def _json_body(server: A2AServer) -> Any:
@@ -78,11 +74,12 @@ async def _json_body(server: A2AServer) -> Any:
 async def _rest(server: A2AServer) -> Response:
     headers = {name.lower(): value for name, value in request.headers.items()}
     owner = await authenticated_owner(server.config, headers)
-    _check_version(request.headers)
-    call = match_route(request.method if request.method != "HEAD" else "GET", request.path)
+    binding, methods = BINDINGS[rest_version(request.path, headers)]
+    verb = request.method if request.method != "HEAD" else "GET"
+    call = match_route(verb, request.path, binding)
     body = await _json_body(server) if request.method in ("POST", "PUT", "PATCH") else None
     params = rest_params(call, body, request.args.items(multi=True))
-    method = V1_METHODS[call.route.method]
+    method = methods[call.route.method]
     decoded = method.decode(params)
     scope = caller_scope(server.config, getattr(decoded, "tenant", ""), owner)
     info = CallInfo(last_event_id=last_event_id(request.headers.get("Last-Event-ID")))
@@ -97,12 +94,12 @@ async def _rest(server: A2AServer) -> Response:
     return Response(dumps(result), content_type="application/json")
 
 
-def _problem(error: A2AError) -> Response:
+def _problem(error: A2AError, path: str) -> Response:
     headers = {"Allow": ", ".join(error.allow)} if isinstance(error, VerbNotAllowed) else {}
     if isinstance(error, AuthenticationRequiredError):
         headers["WWW-Authenticate"] = "Bearer"
     return Response(
-        dumps(problem(error)),
+        dumps(v03_problem(error) if path.startswith(V03_PREFIX + "/") else problem(error)),
         status=error.http_status,
         content_type="application/json",
         headers=headers,

@@ -18,7 +18,7 @@ import orjson
 
 from a2a_trio import model as m
 from a2a_trio.errors import ERRORS_BY_CODE
-from a2a_trio.wire import V03, V1, SSEDecoder
+from a2a_trio.wire import V03, V03_PROTO, V1, SSEDecoder
 from a2a_trio.wire._legacy import parts_text
 
 V1_HEADERS = {"A2A-Version": "1.0"}
@@ -233,12 +233,15 @@ class V03JsonRpc(JsonRpcDriver):
         return V03.decode(result, m.Task)
 
 
-class V1Rest(Driver):
-    name = "v1.0 HTTP+JSON"
+class RestDriver(Driver):
+    """HTTP+JSON: v1.0 at the root paths (``V1``) or v0.3 under ``/v1`` (``V03_PROTO``)."""
+
+    prefix: ClassVar[str]
+    headers: ClassVar[dict[str, str]]
 
     async def _call(self, verb: str, path: str, body: Any = None, **query: str) -> Any:
         response = await self.http.request(
-            verb, path, json=body, params=query or None, headers=V1_HEADERS
+            verb, self.prefix + path, json=body, params=query or None, headers=self.headers
         )
         if response.status_code >= 400:
             raise CallFailed(_rest_kind(response.json()), response.status_code, response.json())
@@ -247,23 +250,34 @@ class V1Rest(Driver):
     async def _stream(
         self, path: str, body: Any, ready: Callable[[], None] | None = None
     ) -> list[m.StreamEvent]:
-        async with self.http.stream("POST", path, json=body, headers=V1_HEADERS) as response:
+        async with self.http.stream(
+            "POST", self.prefix + path, json=body, headers=self.headers
+        ) as response:
             if response.status_code >= 400:
                 error = orjson.loads(await response.aread())
                 raise CallFailed(_rest_kind(error), response.status_code, error)
             frames = await _sse_data(response, ready)
-        return [V1.decode_stream_response(frame) for frame in frames]
+        return [self.event(frame) for frame in frames]
+
+    def event(self, frame: Any) -> m.StreamEvent:
+        raise NotImplementedError
+
+    def encode(self, request: m.SendMessageRequest) -> Any:
+        raise NotImplementedError
+
+    def task(self, result: Any) -> m.Task:
+        raise NotImplementedError
 
     def _request(self, skill: str, text: str, task_id: str | None, immediately: bool) -> Any:
         config = m.SendMessageConfiguration(return_immediately=immediately)
         message = _message(text, skill, task_id)
-        return V1.encode(m.SendMessageRequest(message=message, configuration=config))
+        return self.encode(m.SendMessageRequest(message=message, configuration=config))
 
     async def send(self, skill: str, text: str, task_id: str | None = None) -> tuple[str, Outcome]:
         result = await self._call(
             "POST", "/message:send", self._request(skill, text, task_id, False)
         )
-        task = V1.decode(result["task"], m.Task)
+        task = self.task(result["task"])
         return task.id, task_outcome(task)
 
     async def start(self, skill: str, text: str) -> str:
@@ -276,17 +290,48 @@ class V1Rest(Driver):
         )
 
     async def get(self, task_id: str) -> Outcome:
-        return task_outcome(V1.decode(await self._call("GET", f"/tasks/{task_id}"), m.Task))
+        return task_outcome(self.task(await self._call("GET", f"/tasks/{task_id}")))
 
     async def cancel(self, task_id: str) -> Outcome:
-        result = await self._call("POST", f"/tasks/{task_id}:cancel")
-        return task_outcome(V1.decode(result, m.Task))
+        return task_outcome(self.task(await self._call("POST", f"/tasks/{task_id}:cancel")))
 
     async def subscribe(self, task_id: str, ready: Callable[[], None]) -> Outcome:
         return events_outcome(await self._stream(f"/tasks/{task_id}:subscribe", None, ready))[1]
 
     async def list(self) -> set[str]:
         return {task["id"] for task in (await self._call("GET", "/tasks"))["tasks"]}
+
+
+class V1Rest(RestDriver):
+    name = "v1.0 HTTP+JSON"
+    prefix = ""
+    headers = V1_HEADERS
+
+    def event(self, frame: Any) -> m.StreamEvent:
+        return V1.decode_stream_response(frame)
+
+    def encode(self, request: m.SendMessageRequest) -> Any:
+        return V1.encode(request)
+
+    def task(self, result: Any) -> m.Task:
+        return V1.decode(result, m.Task)
+
+
+class V03Rest(RestDriver):
+    """v0.3 ProtoJSON bodies (what the official SDK sends), no version header."""
+
+    name = "v0.3 HTTP+JSON"
+    prefix = "/v1"
+    headers: ClassVar[dict[str, str]] = {}
+
+    def event(self, frame: Any) -> m.StreamEvent:
+        return V03_PROTO.decode_stream_response(frame)[0]
+
+    def encode(self, request: m.SendMessageRequest) -> Any:
+        return V03_PROTO.encode(request)
+
+    def task(self, result: Any) -> m.Task:
+        return V03_PROTO.decode(result, m.Task)
 
 
 def _rest_kind(body: Any) -> str:
@@ -401,4 +446,4 @@ def _legacy_events(results: list[Any]) -> tuple[list[str], Outcome]:
     return states, Outcome(states[-1], text)
 
 
-DRIVERS: list[type[Driver]] = [V1JsonRpc, V1Rest, V03JsonRpc, Legacy]
+DRIVERS: list[type[Driver]] = [V1JsonRpc, V1Rest, V03JsonRpc, V03Rest, Legacy]

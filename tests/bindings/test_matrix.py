@@ -130,5 +130,5 @@ async def test_list_shows_tasks_from_every_binding(http: httpx.AsyncClient) -> N
         if driver.legacy:
             continue  # the dialect has no list
         listed = await driver.list()
-        # Legacy ids are the dialect's own; the other three share the runtime's ids.
+        # Legacy ids are the dialect's own; the other bindings share the runtime's ids.
         assert {created[d.name] for d in drivers if not d.legacy} <= listed

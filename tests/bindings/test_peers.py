@@ -1,7 +1,7 @@
 """Real third-party clients against a2a_trio, each on the binding it speaks.
 
 * the official ``a2a-sdk`` client over HTTP+JSON (v1.0) and through its v0.3 compatibility
-  transport (JSON-RPC, chosen from the v0.3 card at ``/.well-known/agent.json``);
+  transports (JSON-RPC and HTTP+JSON, chosen from the v0.3 card at ``/.well-known/agent.json``);
 * ``apcore-a2a``'s client, which speaks v0.3 JSON-RPC without a version header;
 * ``mcp-mesh``'s consumer-side parsers (``A2AStream``, ``A2AClient._build_response``) reading
   the legacy dialect.  mcp-mesh cannot be installed with its dependencies into this venv (it pins
@@ -15,24 +15,31 @@ import functools
 import importlib.util
 import sys
 import uuid
+from contextlib import aclosing
 from types import ModuleType
 from typing import Any
 
 import httpx
 import pytest
+import trio
 from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
 from a2a.client.errors import A2AClientError
 from a2a.types import (
+    CancelTaskRequest,
     GetTaskRequest,
     Message,
     Part,
     Role,
+    SendMessageConfiguration,
     SendMessageRequest,
+    SubscribeToTaskRequest,
     TaskState,
 )
-from a2a.utils.errors import TaskNotFoundError
+from a2a.utils.errors import TaskNotCancelableError, TaskNotFoundError
 from apcore_a2a.client import A2AClient as ApcoreClient
 from apcore_a2a.client import TaskNotFoundError as ApcoreTaskNotFound
+
+from .agents import gates
 
 
 def sdk_message(text: str, skill: str = "echo") -> SendMessageRequest:
@@ -41,10 +48,12 @@ def sdk_message(text: str, skill: str = "echo") -> SendMessageRequest:
     return SendMessageRequest(message=message)
 
 
-async def sdk_client(base_url: str, binding: str, card_path: str | None) -> Any:
+async def sdk_client(
+    base_url: str, binding: str, card_path: str | None, *, streaming: bool = True
+) -> Any:
     async with httpx.AsyncClient() as http:
         card = await A2ACardResolver(http, base_url).get_agent_card(relative_card_path=card_path)
-    config = ClientConfig(supported_protocol_bindings=[binding], streaming=True)
+    config = ClientConfig(supported_protocol_bindings=[binding], streaming=streaming)
     return ClientFactory(config).create(card)
 
 
@@ -54,6 +63,7 @@ async def sdk_client(base_url: str, binding: str, card_path: str | None) -> Any:
         ("HTTP+JSON", None, "RestTransport"),
         ("JSONRPC", None, "JsonRpcTransport"),
         ("JSONRPC", "/.well-known/agent.json", "CompatJsonRpcTransport"),
+        ("HTTP+JSON", "/.well-known/agent.json", "CompatRestTransport"),
     ],
 )
 async def test_official_sdk_client(
@@ -77,15 +87,71 @@ async def test_official_sdk_client(
         await client.close()
 
 
+async def test_official_sdk_v03_rest_client(base_url: str) -> None:
+    """The SDK's v0.3 REST transport (ProtoJSON of the v0.3 proto under /v1/): blocking and
+    non-blocking sends, get, cancel, and a subscription followed to the task's end."""
+    client = await sdk_client(base_url, "HTTP+JSON", "/.well-known/agent.json", streaming=False)
+    follower = await sdk_client(base_url, "HTTP+JSON", "/.well-known/agent.json")
+    try:
+        assert type(client._transport).__name__ == "CompatRestTransport"
+        [sent] = [event async for event in client.send_message(sdk_message("blocking"))]
+        assert sent.task.status.state == TaskState.TASK_STATE_COMPLETED
+        assert [p.text for a in sent.task.artifacts for p in a.parts] == ["blocking"]
+
+        async def start(gate: str) -> str:
+            request = sdk_message(gate, "gated")
+            request.configuration.CopyFrom(SendMessageConfiguration(return_immediately=True))
+            [started] = [event async for event in client.send_message(request)]
+            assert started.task.status.state != TaskState.TASK_STATE_COMPLETED
+            return str(started.task.id)
+
+        doomed = await start(str(uuid.uuid4()))
+        canceled = await client.cancel_task(CancelTaskRequest(id=doomed))
+        assert canceled.status.state == TaskState.TASK_STATE_CANCELED
+        with pytest.raises(TaskNotCancelableError):  # raised by the body's v0.3 ``type``
+            await client.cancel_task(CancelTaskRequest(id=doomed))
+
+        gate = str(uuid.uuid4())
+        followed = await start(gate)
+        states: list[int] = []
+        with trio.fail_after(5):
+            subscription = follower.subscribe(SubscribeToTaskRequest(id=followed))
+            async with aclosing(subscription) as events:
+                async for event in events:
+                    if event.HasField("task"):  # the current snapshot comes first
+                        states.append(event.task.status.state)
+                    elif event.HasField("status_update"):
+                        states.append(event.status_update.status.state)
+                    gates.setdefault(gate, trio.Event()).set()
+        assert (states[0], states[-1]) == (
+            TaskState.TASK_STATE_WORKING,
+            TaskState.TASK_STATE_COMPLETED,
+        )
+        task = await client.get_task(GetTaskRequest(id=followed, history_length=1))
+        assert [p.text for a in task.artifacts for p in a.parts] == ["opened"]
+        assert len(task.history) == 1
+    finally:
+        await client.close()
+        await follower.close()
+
+
 async def test_v03_card_shape(http: httpx.AsyncClient) -> None:
     card = (await http.get("/.well-known/agent.json")).json()
     base = str(http.base_url).rstrip("/")
     assert card["url"] == base + "/"
     assert (card["preferredTransport"], card["protocolVersion"]) == ("JSONRPC", "0.3")
-    assert card["additionalInterfaces"] == [{"url": base + "/", "transport": "JSONRPC"}]
+    assert card["additionalInterfaces"] == [
+        {"url": base + "/", "transport": "JSONRPC"},
+        {"url": base, "transport": "HTTP+JSON"},  # the v0.3 paths start with /v1/
+    ]
     v1 = (await http.get("/.well-known/agent-card.json")).json()
-    served = {(i["protocolBinding"], i["protocolVersion"]) for i in v1["supportedInterfaces"]}
-    assert served == {("JSONRPC", "1.0"), ("HTTP+JSON", "1.0"), ("JSONRPC", "0.3")}
+    served = [(i["protocolBinding"], i["protocolVersion"]) for i in v1["supportedInterfaces"]]
+    assert served == [
+        ("JSONRPC", "1.0"),  # preferred: what v1.0 clients pick first
+        ("HTTP+JSON", "1.0"),
+        ("JSONRPC", "0.3"),
+        ("HTTP+JSON", "0.3"),
+    ]
 
 
 async def test_apcore_a2a_client_speaks_v03(base_url: str) -> None:

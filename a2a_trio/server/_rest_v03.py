@@ -1,0 +1,100 @@
+"""The A2A v0.3 HTTP+JSON/REST binding (v0.3 spec §3.2.3, the "REST" tab of each method).
+
+Routes are the ``google.api.http`` paths of ``a2a-v0.3.proto`` under ``/v1`` (no tenants in
+v0.3); bodies and results are ProtoJSON of the v0.3 proto (``V03_PROTO``, see
+``docs/bindings.md`` for why).  Each route names a v0.3 JSON-RPC method and shares that
+method's handler call; requests built only from the path and query (``{id, historyLength}``)
+have the v0.3 JSON-RPC params' keys, so they reuse its decoders too.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from .. import model as m
+from ..errors import A2AError
+from ..wire import V03_PROTO
+from ._rest import V03_PREFIX, RestBinding, Route, boolean, error_type, integer, problem, string
+from ._rpc_methods import Decode, Method, StreamingMethod, UnaryMethod
+from ._rpc_v03 import V03_METHODS
+
+
+def _v03_state(_name: str, value: str) -> str:
+    """``working``, ``input-required`` and ``TASK_STATE_WORKING`` name the same state."""
+    name = value.strip().lower().removeprefix("task_state_").replace("_", "-")
+    return "canceled" if name == "cancelled" else name
+
+
+_PAGE: Final = {"pageSize": integer, "pageToken": string}
+_CONFIG: Final = "/tasks/{id}/pushNotificationConfigs"
+
+V03_ROUTES: Final = (
+    Route("/message:send", frozenset({"POST"}), "message/send"),
+    Route("/message:stream", frozenset({"POST"}), "message/stream"),
+    Route("/tasks", frozenset({"GET"}), "tasks/list", {
+        "contextId": string,
+        "status": _v03_state,
+        "historyLength": integer,
+        "lastUpdatedAfter": integer,
+        "includeArtifacts": boolean,
+        **_PAGE,
+    }),
+    Route("/tasks/{id}", frozenset({"GET"}), "tasks/get", {"historyLength": integer}),
+    Route("/tasks/{id}:cancel", frozenset({"POST"}), "tasks/cancel"),
+    Route("/tasks/{id}:subscribe", frozenset({"GET", "POST"}), "tasks/resubscribe"),
+    Route(_CONFIG, frozenset({"POST"}), "tasks/pushNotificationConfig/set"),
+    Route(_CONFIG, frozenset({"GET"}), "tasks/pushNotificationConfig/list", _PAGE),
+    Route(
+        _CONFIG + "/{pushNotificationConfigId}",
+        frozenset({"GET"}),
+        "tasks/pushNotificationConfig/get",
+    ),
+    Route(
+        _CONFIG + "/{pushNotificationConfigId}",
+        frozenset({"DELETE"}),
+        "tasks/pushNotificationConfig/delete",
+    ),
+    Route("/card", frozenset({"GET"}), "agent/getAuthenticatedExtendedCard"),
+)  # fmt: skip
+
+V03_REST: Final = RestBinding(V03_ROUTES, prefix=V03_PREFIX, tenants=False)
+
+
+def _proto_params(cls: type) -> Decode:
+    """Decode a v0.3 ProtoJSON body (path fields set in) as ``cls``."""
+    return lambda params: V03_PROTO.decode(params, cls, path="$")
+
+
+def _empty(_value: Any) -> Any:
+    return {}  # google.protobuf.Empty
+
+
+# Methods whose body is a v0.3 proto message (the others are read from the path and query).
+_BODIES: Final = {
+    "message/send": _proto_params(m.SendMessageRequest),
+    "message/stream": _proto_params(m.SendMessageRequest),
+    "tasks/pushNotificationConfig/set": _proto_params(m.TaskPushNotificationConfig),
+}
+_ENCODERS: Final = {
+    "message/send": V03_PROTO.encode_send_response,
+    "tasks/pushNotificationConfig/delete": _empty,
+}
+
+
+def _rest_method(name: str) -> Method:
+    rpc = V03_METHODS[name]
+    decode = _BODIES.get(name, rpc.decode)
+    if isinstance(rpc, StreamingMethod):
+        return StreamingMethod(decode, rpc.call, V03_PROTO.encode_stream_response)
+    return UnaryMethod(decode, rpc.call, _ENCODERS.get(name, V03_PROTO.encode))
+
+
+V03_REST_METHODS: Final[dict[str, Method]] = {
+    route.method: _rest_method(route.method) for route in V03_ROUTES
+}
+
+
+def v03_problem(error: A2AError) -> dict[str, Any]:
+    """The AIP-193 body v1.0 REST sends, plus the top-level ``type`` and ``message`` the v0.3
+    REST clients read (the official SDK's raises its exception class by that ``type``)."""
+    return {**problem(error), "type": error_type(error), "message": error.message}

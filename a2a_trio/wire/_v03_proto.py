@@ -1,0 +1,339 @@
+"""A2A v0.3 HTTP+JSON: ProtoJSON of the v0.3 proto (``a2a-v0.3.proto``, package ``a2a.v1``).
+
+The v0.3 REST binding carries the v0.3 *proto* messages in ProtoJSON, which is what the official
+SDK's v0.3 REST client and server speak, and what the spec's REST wrappers (``{message?|task?}``,
+``{statusUpdate?|artifactUpdate?}``) are.  It differs from v0.3 JSON-RPC (:mod:`._v03`) in the
+objects themselves: no ``kind`` tags, ``content`` for a message's parts, ``ROLE_USER`` and
+``TASK_STATE_CANCELLED`` enum names, file parts as ``file: {fileWithUri|fileWithBytes}``, data
+parts as ``data: {data: {...}}``, push configs named ``tasks/{id}/pushNotificationConfigs/{id}``.
+
+Output uses the ``json_name`` of each field (camelCase; ``message`` for ``request``/``msg``/
+``update``).  Input accepts, as ProtoJSON readers must, the proto field names too (the SDK sends
+``message_id``, ``request``); a message in the v0.3 JSON-RPC shape (``parts``, ``kind``) is read
+as well, so a client following the spec text's TypeScript shapes is served.  Everything v0.3
+JSON-RPC and this form share (cards, push-config objects, the send configuration) is the
+``V03`` codec's, which this one extends.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+import attrs
+
+from .. import model as m
+from ..errors import InvalidParamsError
+from ._common import camel, camel_decoder, camel_encoder, expect_object, json_type
+from ._v03 import (
+    ROLES,
+    STATES,
+    V03,
+    V03Codec,
+    _DataPart03,
+    _encode_part,
+    _File03,
+    _FilePart03,
+    _lookup_hooks,
+    _part_from03,
+    _push_from03,
+    _push_to03,
+    _PushAuth03,
+    _PushConfig03,
+    _SendConfig03,
+    _SendParams03,
+    _TextPart03,
+)
+
+PROTO_STATES: Final[dict[m.TaskState, str]] = {
+    state: "TASK_STATE_" + name.upper().replace("-", "_") for state, name in STATES.items()
+} | {
+    m.TaskState.UNSPECIFIED: "TASK_STATE_UNSPECIFIED",
+    m.TaskState.CANCELED: "TASK_STATE_CANCELLED",
+}
+PROTO_ROLES: Final[dict[m.Role, str]] = {
+    role: "ROLE_" + name.upper() for role, name in ROLES.items()
+} | {m.Role.UNSPECIFIED: "ROLE_UNSPECIFIED"}
+
+PAYLOAD_KEYS: Final[dict[type, str]] = {
+    m.Task: "task",
+    m.Message: "message",
+    m.TaskStatusUpdateEvent: "statusUpdate",
+    m.TaskArtifactUpdateEvent: "artifactUpdate",
+}
+"""The ``StreamResponse``/``SendMessageResponse`` oneof arm (``json_name``) of each event."""
+_PAYLOAD_ALIASES: Final = {"msg": "message", "status_update": "statusUpdate"} | {
+    "artifact_update": "artifactUpdate"
+}
+
+
+_MESSAGE_FIELDS: Final[dict[str, Any]] = {
+    "renames": {"parts": "content"},
+    "omit": ("reference_task_ids",),  # no place in the v0.3 proto
+}
+
+
+@attrs.frozen
+class _FileP:
+    file_with_uri: str | None = None
+    file_with_bytes: bytes | None = None
+    mime_type: str = ""
+    name: str = ""
+
+
+@attrs.frozen
+class _DataP:
+    data: m.JsonObject
+
+
+@attrs.frozen
+class _PartP:
+    text: str | None = None
+    file: _FileP | None = None
+    data: _DataP | None = None
+    metadata: m.JsonObject | None = None
+
+
+@attrs.frozen
+class _TaskPushConfigP:
+    push_notification_config: _PushConfig03
+    name: str = ""
+
+
+@attrs.frozen
+class _CreatePushP:
+    """``CreateTaskPushNotificationConfigRequest`` with the task id from the path as ``id``."""
+
+    id: str
+    config: _TaskPushConfigP
+    config_id: str = ""
+
+
+def proto_decoder(
+    conv: Any,
+    cls: type,
+    *,
+    renames: Mapping[str, str] | None = None,
+    aliases: Mapping[str, str] | None = None,
+    omit: tuple[str, ...] = (),
+) -> Callable[[Any, Any], Any]:
+    """Like :func:`camel_decoder`, also reading proto field names (``message_id``) and
+    ``aliases`` (proto name -> the key written on output).
+
+    proto3 leaves zero values out (``""``, ``[]``, an enum's ``…_UNSPECIFIED``): a scalar or
+    repeated field the model requires reads as its zero value when absent.
+    """
+    decode = camel_decoder(conv, cls, renames=renames, omit=omit)
+    aliases = aliases or {}
+    renames = renames or {}
+    hints = typing.get_type_hints(cls)
+    zeros = {
+        renames.get(f.name, camel(f.name)): zero
+        for f in attrs.fields(cls)
+        if f.default is attrs.NOTHING and (zero := _zero(hints[f.name])) is not None
+    }
+
+    def structure(data: Any, _type: Any) -> Any:
+        obj = expect_object(data)
+        if any("_" in key or key in aliases for key in obj):
+            obj = {aliases.get(key) or camel(key): value for key, value in obj.items()}
+        if zeros.keys() - obj.keys():
+            obj = zeros | obj
+        return decode(obj, cls)
+
+    return structure
+
+
+def _zero(type_: Any) -> Any:
+    """The ProtoJSON zero value of a field type, or None for message fields (no zero)."""
+    if typing.get_origin(type_) is tuple:
+        return []
+    zeros: dict[Any, str] = {
+        str: "",
+        m.TaskState: PROTO_STATES[m.TaskState.UNSPECIFIED],
+        m.Role: PROTO_ROLES[m.Role.UNSPECIFIED],
+    }
+    return zeros.get(type_)
+
+
+def _encode_part_proto(part: m.Part) -> dict[str, Any]:
+    """The v0.3 JSON part, reshaped: no ``kind``, ``fileWith…`` keys, data nested once more."""
+    out = _encode_part(part)
+    kind = out.pop("kind")
+    if kind == "file":
+        file = out["file"]
+        renamed = {"bytes": "fileWithBytes", "uri": "fileWithUri"}
+        out["file"] = {renamed.get(key, key): value for key, value in file.items()}
+    elif kind == "data":
+        out["data"] = {"data": out["data"]}
+    return out
+
+
+def _part_from_proto(wire: _PartP) -> m.Part:
+    arms = [arm for arm in (wire.text, wire.file, wire.data) if arm is not None]
+    if len(arms) != 1:
+        raise InvalidParamsError("exactly one of text, file, data must be set")
+    if wire.text is not None:
+        return _part_from03(_TextPart03(wire.text, metadata=wire.metadata))
+    if wire.data is not None:
+        return _part_from03(_DataPart03(wire.data.data, metadata=wire.metadata))
+    file = wire.file or _FileP()
+    return _part_from03(
+        _FilePart03(
+            _File03(file.file_with_bytes, file.file_with_uri, file.mime_type, file.name),
+            metadata=wire.metadata,
+        )
+    )
+
+
+def _message_either(proto: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """A message in the v0.3 JSON-RPC shape (``parts``, ``kind``) is read as ``V03`` reads it."""
+
+    def structure(data: Any, cls: Any) -> Any:
+        if isinstance(data, dict) and "content" not in data and ("parts" in data or "kind" in data):
+            return V03._conv.structure(data, cls)
+        return proto(data, cls)
+
+    return structure
+
+
+def _unset_blocking_is_false(
+    decode: Callable[[Any, Any], _SendConfig03],
+) -> Callable[[Any, Any], _SendConfig03]:
+    """proto3 does not write ``blocking: false``: a configuration without it is non-blocking
+    (as the SDK's own v0.3 REST server reads it); no configuration at all stays blocking."""
+
+    def structure(data: Any, cls: Any) -> _SendConfig03:
+        config = decode(data, cls)
+        return config if config.blocking is not None else attrs.evolve(config, blocking=False)
+
+    return structure
+
+
+def _push_name(config: m.TaskPushNotificationConfig) -> str:
+    return f"tasks/{config.task_id}/pushNotificationConfigs/{config.id}"
+
+
+def _push_from_proto(data: Any, conv: Any) -> m.TaskPushNotificationConfig:
+    """A create request (``{config, configId}`` plus the path's task ``id``) or a config
+    resource (``{name, pushNotificationConfig}``)."""
+    obj = expect_object(data)
+    if "config" not in obj:
+        wire: _TaskPushConfigP = conv.structure(obj, _TaskPushConfigP)
+        task_id = wire.name.removeprefix("tasks/").partition("/")[0]
+        return _push_from03(wire.push_notification_config, task_id)
+    request: _CreatePushP = conv.structure(obj, _CreatePushP)
+    config = _push_from03(request.config.push_notification_config, request.id)
+    return config if config.id else attrs.evolve(config, id=request.config_id)
+
+
+class V03ProtoCodec(V03Codec):
+    """The v0.3 ProtoJSON converter: ``encode(value)``, ``decode(data, cls)`` as in ``V03``.
+
+    Requests read here: ``SendMessageRequest`` (the ``message:send``/``message:stream`` body)
+    and ``TaskPushNotificationConfig`` (a create request or a config resource).  Requests whose
+    fields all come from the path and query are read with ``V03`` (same keys).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        conv = self._conv
+        for table, what in ((PROTO_STATES, "task state"), (PROTO_ROLES, "role")):
+            encode, decode = _lookup_hooks(table, what)
+            enum_cls = type(next(iter(table)))
+            conv.register_unstructure_hook(enum_cls, encode)
+            conv.register_structure_hook(enum_cls, decode)
+        conv.register_unstructure_hook_func(lambda t: t is m.Part, _encode_part_proto)
+        conv.register_structure_hook_func(
+            lambda t: t is m.Part, lambda data, _t: _part_from_proto(conv.structure(data, _PartP))
+        )
+        # Results lose their ``kind`` tags; the rest also read proto field names.
+        # (``SendMessageRequest`` reads and writes ``_SendParams03``, as in ``V03``.)
+        plain: tuple[type, ...] = (m.Task, m.TaskStatusUpdateEvent, m.TaskArtifactUpdateEvent)
+        plain += (m.Artifact, _PartP, _FileP, _DataP, _PushConfig03, _PushAuth03)
+        for cls in (*plain, _TaskPushConfigP, _CreatePushP):
+            self._proto(cls)
+        self._lazy(
+            m.Message,
+            lambda: camel_encoder(conv, m.Message, **_MESSAGE_FIELDS),
+            lambda: _message_either(proto_decoder(conv, m.Message, **_MESSAGE_FIELDS)),
+        )
+        self._proto(m.TaskStatus, aliases={"update": "message"})
+        self._proto(_SendParams03, aliases={"request": "message"})
+        config_renames = {"push_notification_config": "pushNotification"}
+        self._lazy(
+            _SendConfig03,
+            lambda: camel_encoder(conv, _SendConfig03, renames=config_renames),
+            lambda: _unset_blocking_is_false(
+                proto_decoder(
+                    conv,
+                    _SendConfig03,
+                    renames=config_renames,
+                    aliases={"pushNotificationConfig": "pushNotification"},  # the v0.3 JSON key
+                )
+            ),
+        )
+        conv.register_structure_hook(
+            m.TaskPushNotificationConfig, lambda data, _t: _push_from_proto(data, conv)
+        )
+        conv.register_unstructure_hook(
+            m.TaskPushNotificationConfig,
+            self._unstructure_via(lambda c: _TaskPushConfigP(_push_to03(c), _push_name(c))),
+        )
+        conv.register_unstructure_hook(
+            m.ListTaskPushNotificationConfigsResponse, self._encode_config_list
+        )
+
+    def _proto(
+        self,
+        cls: type,
+        *,
+        renames: Mapping[str, str] | None = None,
+        aliases: Mapping[str, str] | None = None,
+        omit: tuple[str, ...] = (),
+    ) -> None:
+        conv = self._conv
+        self._lazy(
+            cls,
+            lambda: camel_encoder(conv, cls, renames=renames, omit=omit),
+            lambda: proto_decoder(conv, cls, renames=renames, aliases=aliases, omit=omit),
+        )
+
+    def _encode_config_list(self, response: m.ListTaskPushNotificationConfigsResponse) -> Any:
+        out: dict[str, Any] = {
+            "configs": [
+                self._conv.unstructure(c, m.TaskPushNotificationConfig) for c in response.configs
+            ]
+        }
+        if response.next_page_token:
+            out["nextPageToken"] = response.next_page_token
+        return out
+
+    # --- public ---------------------------------------------------------------------------
+
+    def encode_stream_response(self, event: m.StreamEvent) -> dict[str, Any]:
+        """A ``StreamResponse``: the event under its oneof arm (``final`` on status updates)."""
+        return {PAYLOAD_KEYS[type(event)]: self.encode_stream_event(event)}
+
+    def encode_send_response(self, result: m.SendMessageResult) -> dict[str, Any]:
+        """A ``SendMessageResponse``: ``{task}`` or ``{message}``."""
+        return self.encode_stream_response(result)
+
+    def decode_stream_response(self, data: Any, *, path: str = "$") -> tuple[m.StreamEvent, bool]:
+        """A ``StreamResponse`` (or ``SendMessageResponse``) -> ``(event, final)``."""
+        if not isinstance(data, dict):
+            raise InvalidParamsError(f"expected an object, got {json_type(data)}", path=path)
+        arms = [(_PAYLOAD_ALIASES.get(k, camel(k)), v) for k, v in data.items() if v is not None]
+        found = [(key, value) for key, value in arms if key in PAYLOAD_KEYS.values()]
+        if len(found) != 1:
+            allowed = ", ".join(PAYLOAD_KEYS.values())
+            raise InvalidParamsError(f"exactly one of {allowed} must be set", path=path)
+        key, value = found[0]
+        cls = next(c for c, k in PAYLOAD_KEYS.items() if k == key)
+        event: m.StreamEvent = self.decode(value, cls, path=f"{path}.{key}")
+        final = isinstance(value, dict) and value.get("final") is True
+        return event, final
+
+
+V03_PROTO: Final = V03ProtoCodec()
