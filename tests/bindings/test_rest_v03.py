@@ -8,9 +8,11 @@ from contextlib import aclosing
 import httpx
 import orjson
 import pytest
+import trio
 
 from a2a_trio.wire import SSEDecoder
 
+from .agents import gates
 from .drivers import V1_HEADERS
 from .test_bad_input import reason
 
@@ -76,6 +78,24 @@ async def test_stream_frames_are_stream_responses(http: httpx.AsyncClient) -> No
     # Subscribe is served on GET too (the proto's verb); a finished task has nothing to follow.
     again = await http.get(f"/v1/tasks/{task_id}:subscribe")
     assert (again.status_code, reason(again)) == (400, "UNSUPPORTED_OPERATION")
+
+
+async def test_subscribe_on_get_follows_a_running_task(http: httpx.AsyncClient) -> None:
+    gate = str(uuid.uuid4())
+    message = {"messageId": "m", "role": "ROLE_USER", "content": [{"text": gate}]}
+    body = {"message": {**message, "metadata": {"skillId": "gated"}}, "configuration": {}}
+    task_id = (await http.post("/v1/message:send", json=body)).json()["task"]["id"]
+    frames = []
+    with trio.fail_after(5):
+        async with http.stream("GET", f"/v1/tasks/{task_id}:subscribe") as response:
+            decoder = SSEDecoder()
+            async with aclosing(response.aiter_bytes()) as chunks:
+                async for chunk in chunks:
+                    frames += [orjson.loads(e.data) for e in decoder.feed(chunk)]
+                    gates.setdefault(gate, trio.Event()).set()
+    assert frames[0]["task"]["status"]["state"] == "TASK_STATE_WORKING"
+    assert frames[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert {"artifactUpdate"} <= {key for frame in frames for key in frame}
 
 
 async def test_list_takes_v03_query_values(http: httpx.AsyncClient) -> None:
