@@ -99,7 +99,7 @@ def main() -> None:
     args = server_args(__doc__ or "")
     raise_fd_limit()
     logging.basicConfig(level=logging.WARNING)
-    EventSourceResponse.DEFAULT_PING_INTERVAL = args.keepalive  # type: ignore[assignment]
+    EventSourceResponse.DEFAULT_PING_INTERVAL = args.keepalive
     # IPPROTO_TCP matters: asyncio only sets TCP_NODELAY on accepted sockets whose listening
     # socket says so, and without it every keep-alive response waits on a delayed ACK.
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
