@@ -97,6 +97,19 @@ class Subscription:
         await trio.lowlevel.checkpoint_if_cancelled()
         return self._pending.popleft()
 
+    def receive_nowait(self) -> LogEntry | None:
+        """The next queued event, or ``None`` when none is queued yet (never waits).
+
+        Raises like :meth:`receive` once the log has ended or this subscriber overflowed.
+        """
+        if self._pending:
+            return self._pending.popleft()
+        if self._overflowed:
+            raise SubscriberOverflow("subscriber fell too far behind; resubscribe")
+        if self._ended:
+            raise trio.EndOfChannel
+        return None
+
     def close(self) -> None:
         """Stop receiving; synchronous so it is safe in a generator's cleanup."""
         self._log._detach(self)

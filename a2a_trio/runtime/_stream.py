@@ -53,6 +53,24 @@ class TaskStream:
             entry = await self._subscription.receive()
         else:
             raise trio.EndOfChannel
+        return self._deliver(entry)
+
+    def receive_nowait(self) -> LogEntry | None:
+        """The next event if one is already queued, else ``None`` (never waits).
+
+        Lets a writer batch everything queued into one send; raises like :meth:`receive`.
+        """
+        if self._ended:
+            raise trio.EndOfChannel
+        if self._head:
+            entry: LogEntry | None = self._head.popleft()
+        elif self._subscription is not None:
+            entry = self._subscription.receive_nowait()
+        else:
+            raise trio.EndOfChannel
+        return None if entry is None else self._deliver(entry)
+
+    def _deliver(self, entry: LogEntry) -> LogEntry:
         if ends_stream(entry.event, stop_on_interrupt=self._stop_on_interrupt):
             self.close()
         return entry

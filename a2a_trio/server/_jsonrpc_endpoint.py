@@ -26,7 +26,7 @@ from ..errors import (
     InvalidRequestError,
     MethodNotFoundError,
 )
-from ..runtime import SubscriberOverflow, TaskStream
+from ..runtime import LogEntry, SubscriberOverflow, TaskStream
 from ..wire import dumps, loads
 from . import _jsonrpc as rpc
 from ._rest import error_info
@@ -240,19 +240,35 @@ async def _send_stream(receive: Receive, send: Send, reply: StreamReply, keepali
 
 
 async def _pump(send: Send, reply: StreamReply, keepalive: float) -> None:
+    """Send events as they come: wait (under the keepalive timer) for one, then add whatever
+    else is already queued to the same body chunk, so a burst costs one send, not one per event.
+    """
+    stream = reply.stream
     while True:
         entry = None
         with trio.move_on_after(keepalive):
             try:
-                entry = await reply.stream.receive()
+                entry = await stream.receive()
             except (trio.EndOfChannel, SubscriberOverflow):
                 return
         if entry is None:
-            frame = KEEPALIVE
-        else:
-            result = entry.encoded(reply.method.encode_event_bytes)
-            frame = encode_event(rpc.success_bytes(reply.rid, result), event_id=entry.seq)
-        await send({"type": "http.response.body", "body": frame, "more_body": True})
+            await send({"type": "http.response.body", "body": KEEPALIVE, "more_body": True})
+            continue
+        chunk = bytearray(_frame(reply, entry))
+        ended = False
+        try:
+            while (queued := stream.receive_nowait()) is not None:
+                chunk += _frame(reply, queued)
+        except (trio.EndOfChannel, SubscriberOverflow):
+            ended = True
+        await send({"type": "http.response.body", "body": bytes(chunk), "more_body": True})
+        if ended:
+            return
+
+
+def _frame(reply: StreamReply, entry: LogEntry) -> bytes:
+    result = entry.encoded(reply.method.encode_event_bytes)
+    return encode_event(rpc.success_bytes(reply.rid, result), event_id=entry.seq)
 
 
 async def _cancel_on_disconnect(receive: Receive, scope: trio.CancelScope) -> None:

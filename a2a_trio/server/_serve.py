@@ -23,6 +23,9 @@ def hypercorn_config(host: str, port: int) -> HypercornConfig:
     config.read_timeout = None  # an idle stream is not a dead connection
     config.keep_alive_max_requests = 1_000_000
     config.backlog = 4096  # bursts of thousands of stream connects (benchmarks, fan-out)
+    # hypercorn starts this idle timer before the first request is read: under a burst of
+    # connects the default 5 s reset waiting connections (docs/benchmarks.md, finding 5).
+    config.keep_alive_timeout = 30
     return config
 
 

@@ -70,3 +70,18 @@ async def test_closed_log_ends_subscribers_after_draining() -> None:
         await sub.receive()
     with pytest.raises(RuntimeError):
         log.publish(status(m.TaskState.WORKING))
+
+
+async def test_receive_nowait_drains_what_is_queued_without_waiting() -> None:
+    log = EventLog()
+    sub = log.subscribe()
+    assert sub.receive_nowait() is None  # nothing yet: no wait, no error
+    for _ in range(3):
+        log.publish(status(m.TaskState.WORKING))
+    drained = []
+    while (entry := sub.receive_nowait()) is not None:
+        drained.append(entry.seq)
+    assert drained == [1, 2, 3]
+    log.close()
+    with pytest.raises(trio.EndOfChannel):
+        sub.receive_nowait()
