@@ -14,7 +14,7 @@ import os
 
 from ._asgi import TrioOnly
 from .loading import ConfigError, load_agent, retention_from, store_factory
-from .server import ServerConfig, create_app
+from .server import ServerConfig, create_app, tune_gc_for_streams
 
 DEFAULT_STORE = "sqlite:///a2a_trio.db"
 
@@ -40,3 +40,4 @@ app = TrioOnly(
         config=_config_from_env(),
     )
 )
+tune_gc_for_streams()  # this module is the process's entry point (see server/_gc.py)

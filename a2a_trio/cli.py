@@ -15,7 +15,6 @@ from functools import partial
 from typing import Annotated, Any
 
 import httpx
-import psycopg
 import trio
 import typer
 from rich.console import Console
@@ -321,7 +320,7 @@ def serve(
 ) -> None:
     """Serve an agent until SIGINT/SIGTERM (then drain running tasks gracefully)."""
     from .loading import ConfigError, load_agent, store_factory
-    from .server import ServerConfig
+    from .server import ServerConfig, tune_gc_for_streams
     from .server import serve as serve_agent
 
     level = logging.getLevelName(log_level.upper())
@@ -344,6 +343,8 @@ def serve(
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async for _ in signals:
                 return
+
+    import psycopg  # here, not at the top: only `serve` needs it and it is slow to import
 
     async def main() -> None:
         try:  # open the store once first, so a bad URL is one clear line, not a failed startup
@@ -369,6 +370,7 @@ def serve(
             except* OSError as group:
                 reason = first_error(group).strerror or str(first_error(group))
                 raise RuntimeProblem(f"cannot listen on {host}:{port}: {reason}") from None
+            tune_gc_for_streams()
             typer.echo(f"serving {agent} at {url}")
             sys.stdout.flush()
 

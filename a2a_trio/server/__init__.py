@@ -2,6 +2,7 @@
 
 from ._app import A2AServer, StoreFactory, create_app
 from ._config import ServerConfig
+from ._gc import tune_gc_for_streams
 from ._handler import RequestHandler
 from ._serve import hypercorn_config, serve
 
@@ -13,4 +14,5 @@ __all__ = [
     "create_app",
     "hypercorn_config",
     "serve",
+    "tune_gc_for_streams",
 ]

@@ -16,6 +16,7 @@ import trio
 from behaviour import behaviour_of, emit_text, raise_fd_limit, released, server_args, write_port
 
 from a2a_trio import Agent, RuntimeConfig, ServerConfig, TaskContext, serve
+from a2a_trio.server import tune_gc_for_streams
 from a2a_trio.store import Retention, open_store
 
 FINISHED_LOGS = 1000
@@ -60,6 +61,7 @@ async def serve_bench(port_file: Path, keepalive: float, retention_seconds: floa
         url: str = await nursery.start(
             partial(serve, build_agent(), host="127.0.0.1", port=0, store=store, config=config)
         )
+        tune_gc_for_streams()  # as `a2a-trio serve` and `a2a_trio.app` do for their process
         write_port(port_file, int(url.rsplit(":", 1)[1]))
 
 
