@@ -10,9 +10,9 @@ disconnect cancels just that stream; its job keeps running.
 
 from __future__ import annotations
 
-import logging
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from functools import partial
 from typing import Any
 
 import trio
@@ -23,34 +23,18 @@ from ..errors import (
     InternalError,
 )
 from ..runtime import Agent, TaskRuntime
-from ..store import MemoryTaskStore, TaskStore
+from ..store import TaskStore, open_store
 from ..wire import dumps
 from . import _jsonrpc as rpc
 from ._card import CardCache
 from ._config import ServerConfig
 from ._handler import RequestHandler
-from ._jsonrpc_endpoint import METHOD_TABLES, JsonRpcEndpoint
-from ._rpc_methods import V1_METHODS
-from ._rpc_v03 import V03_METHODS
-from ._versions import V0_3, V1_0
-
-logger = logging.getLogger("a2a_trio.server")
+from ._jsonrpc_endpoint import JsonRpcEndpoint
 
 CARD_PATH = "/.well-known/agent-card.json"
 V03_CARD_PATH = "/.well-known/agent.json"
 
 type StoreFactory = Callable[[], AbstractAsyncContextManager[TaskStore]]
-
-METHOD_TABLES.update({V1_0: V1_METHODS, V0_3: V03_METHODS})
-
-
-@asynccontextmanager
-async def _memory_store() -> AsyncIterator[TaskStore]:
-    store = MemoryTaskStore()
-    try:
-        yield store
-    finally:
-        await store.aclose()
 
 
 class A2AServer:
@@ -62,7 +46,7 @@ class A2AServer:
         self.agent = agent
         self.config = config
         self.cards = CardCache(agent, config)
-        self._open_store = store or _memory_store
+        self._open_store = store or partial(open_store, "memory")
         self._runtime: TaskRuntime | None = None
         self._handler: RequestHandler | None = None
         self._cancel = trio.CancelScope()

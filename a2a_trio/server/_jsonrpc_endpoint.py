@@ -31,9 +31,10 @@ from ..wire import dumps, loads
 from . import _jsonrpc as rpc
 from ._rest import error_info
 from ._rpc_methods import V1_METHODS, CallInfo, Method, StreamingMethod
+from ._rpc_v03 import V03_METHODS
 from ._sse import KEEPALIVE, STREAM_HEADERS, encode_event
 from ._tenants import authenticated_owner, caller_scope
-from ._versions import V0_3, requested_version
+from ._versions import V0_3, V1_0, requested_version
 
 if TYPE_CHECKING:
     from ._app import A2AServer
@@ -43,8 +44,8 @@ type Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 JSON_TYPES: Final = ("application/json", "application/a2a+json")
 
-METHOD_TABLES: dict[str, dict[str, Method]] = {}
-"""Method tables by protocol version; the bindings register theirs (v1.0, v0.3)."""
+METHOD_TABLES: Final[dict[str, dict[str, Method]]] = {V1_0: V1_METHODS, V0_3: V03_METHODS}
+"""The JSON-RPC method table of each protocol version."""
 
 
 @attrs.frozen
