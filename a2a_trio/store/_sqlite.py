@@ -9,6 +9,7 @@ power loss; ``NORMAL`` is faster and still loses nothing when only the process d
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Final, Literal
@@ -101,6 +102,25 @@ def migrate(conn: sqlite3.Connection) -> int:
     return _transaction(conn, "BEGIN IMMEDIATE", apply)
 
 
+WAL_ATTEMPTS = 100
+
+
+def _use_wal(conn: sqlite3.Connection) -> None:
+    """Switch the file to WAL (it stays so).  Several processes creating the same new file at
+    once can find it locked: SQLite does not wait for the journal-mode switch the way it waits
+    for transactions, so retry briefly (this runs in a worker thread)."""
+    for attempt in range(WAL_ATTEMPTS):
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal":
+                return
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == WAL_ATTEMPTS - 1:
+                raise
+            time.sleep(0.01)
+
+
 class SqliteDriver:
     """Runs transactions on one SQLite file: a single writer, several readers."""
 
@@ -119,9 +139,13 @@ class SqliteDriver:
         conn = sqlite3.connect(
             self._path, isolation_level=None, check_same_thread=False, timeout=30
         )
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute(f"PRAGMA synchronous = {self._synchronous}")
-        conn.execute("PRAGMA foreign_keys = ON")
+        try:
+            _use_wal(conn)
+            conn.execute(f"PRAGMA synchronous = {self._synchronous}")
+            conn.execute("PRAGMA foreign_keys = ON")
+        except sqlite3.Error:
+            conn.close()
+            raise
         return conn
 
     async def start(self) -> None:
