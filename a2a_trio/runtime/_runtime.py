@@ -37,6 +37,7 @@ from ..store import (
     MAX_PAGE_SIZE,
     ArtifactWrite,
     CallerScope,
+    StoredTask,
     TaskPage,
     TaskQuery,
     TaskStore,
@@ -151,10 +152,7 @@ class TaskRuntime:
     async def get(self, scope: CallerScope, task_id: str, history_length: int | None) -> m.Task:
         """GetTask."""
         _check_history_length(history_length)
-        stored = await self.store.load_task(scope, task_id, history_length=history_length)
-        if stored is None:
-            raise _not_found(task_id)
-        return stored.task
+        return (await self._load(scope, task_id, history_length=history_length)).task
 
     async def list(self, scope: CallerScope, request: m.ListTasksRequest) -> TaskPage:
         """ListTasks, with the page size bounds of A2A v1.0 §3.1.4."""
@@ -188,9 +186,7 @@ class TaskRuntime:
             if job.state is not m.TaskState.CANCELED:
                 raise TaskNotCancelableError(f"Task {task_id} ended {job.state.name} first")
             return job.task
-        stored = await self.store.load_task(scope, task_id)
-        if stored is None:
-            raise _not_found(task_id)
+        stored = await self._load(scope, task_id)
         if m.is_terminal(stored.task.status.state):
             raise TaskNotCancelableError(
                 f"Task {task_id} is already {stored.task.status.state.name}"
@@ -227,9 +223,7 @@ class TaskRuntime:
             head = LogEntry(job.log.last_seq, job.task)
             subscription = job.log.subscribe(after=job.log.last_seq)
             return TaskStream([head], subscription, stop_on_interrupt=False)
-        stored = await self.store.load_task(scope, task_id)
-        if stored is None:
-            raise _not_found(task_id)
+        stored = await self._load(scope, task_id)
         if m.is_terminal(stored.task.status.state):
             raise UnsupportedOperationError(
                 f"Task {task_id} is {stored.task.status.state.name}: a terminal task has no "
@@ -258,9 +252,7 @@ class TaskRuntime:
 
     async def _continue(self, scope: CallerScope, message: m.Message) -> Job:
         task_id = message.task_id
-        stored = await self.store.load_task(scope, task_id)
-        if stored is None:
-            raise _not_found(task_id)
+        stored = await self._load(scope, task_id)
         task = stored.task
         if message.context_id and message.context_id != task.context_id:
             raise InvalidParamsError(
@@ -438,6 +430,15 @@ class TaskRuntime:
         self._idle.unpark_all()
 
     # --- lookups --------------------------------------------------------------------------
+
+    async def _load(
+        self, scope: CallerScope, task_id: str, *, history_length: int | None = None
+    ) -> StoredTask:
+        """The stored task, or ``TaskNotFoundError`` when it does not exist in ``scope``."""
+        stored = await self.store.load_task(scope, task_id, history_length=history_length)
+        if stored is None:
+            raise _not_found(task_id)
+        return stored
 
     def is_parked(self, scope: CallerScope, task_id: str) -> bool:
         """Whether the task is running and parked on a long-running ``JobHandle``."""
