@@ -9,6 +9,7 @@ from a2a_trio import model as m
 from a2a_trio.runtime import RuntimeConfig, TaskRuntime
 from a2a_trio.runtime._parked import STATUS_CHECK_FAILED
 from a2a_trio.store import ANONYMOUS, MemoryTaskStore
+from runtime.streams import read_all
 
 agent = Agent("parking lot")
 
@@ -56,20 +57,15 @@ async def elsewhere(ctx: TaskContext) -> CanceledElsewhere:
 
 
 async def run(skill: str) -> list[m.StreamEvent]:
-    events: list[m.StreamEvent] = []
     async with trio.open_nursery() as nursery:
         runtime = TaskRuntime(agent, MemoryTaskStore(), RuntimeConfig(poll_interval=0.001))
         await nursery.start(runtime.run)
         message = m.text_message("go", metadata={"skillId": skill})
         stream = await runtime.send_stream(ANONYMOUS, m.SendMessageRequest(message))
         with trio.fail_after(10):
-            while True:
-                try:
-                    events.append((await stream.receive()).event)
-                except trio.EndOfChannel:
-                    break
+            entries = await read_all(stream)
         nursery.cancel_scope.cancel()
-    return events
+    return [entry.event for entry in entries]
 
 
 def final_status(events: list[m.StreamEvent]) -> m.TaskStatus:

@@ -14,6 +14,7 @@ from a2a_trio.errors import TaskNotCancelableError, UnsupportedOperationError
 from a2a_trio.runtime import RuntimeConfig, TaskRuntime, TaskStream
 from a2a_trio.runtime._runtime import RESTART_MESSAGE
 from a2a_trio.store import ANONYMOUS, MemoryTaskStore, TaskUpdate
+from runtime.streams import read_all
 
 FAST = RuntimeConfig(poll_interval=0.01)
 
@@ -34,12 +35,7 @@ def request(text: str, skill: str | None = None, **config: object) -> m.SendMess
 
 
 async def drain(stream: TaskStream) -> list[m.StreamEvent]:
-    events = []
-    while True:
-        try:
-            events.append((await stream.receive()).event)
-        except trio.EndOfChannel:
-            return events
+    return [entry.event for entry in await read_all(stream)]
 
 
 async def test_cancel_reaches_the_handler_promptly(runtime: TaskRuntime) -> None:
@@ -164,12 +160,7 @@ async def test_restart_fails_unfinished_tasks_and_reruns_resumable_ones() -> Non
         assert redone.artifacts[0].parts == (m.TextPart("redone crash"),)
         # The stored event log continues after the crash: a resubscriber replays it in order.
         stream = await runtime.subscribe(ANONYMOUS, plain.id, last_event_id=0)
-        replayed = []
-        while True:
-            try:
-                replayed.append(await stream.receive())
-            except trio.EndOfChannel:
-                break
+        replayed = await read_all(stream)
         assert [entry.seq for entry in replayed] == [1, 2]
         assert isinstance(replayed[-1].event, m.TaskStatusUpdateEvent)
         assert replayed[-1].event.status.state is m.TaskState.FAILED
