@@ -5,7 +5,9 @@ create its trigger file; the agent then emits the events ``INTERVAL`` s apart, e
 with its emission time. Delivery latency is receive time minus emission time, over every
 (subscriber, event) pair; it includes the load generator's own queueing. A stream that ends
 without the terminal event was cut short by the server (a2a_trio closes a subscriber whose
-buffer overflows, so the job is never held up by a slow reader).
+buffer overflows, so the job is never held up by a slow reader). The raw ASGI floor runs the
+same load with a fan-out that does no A2A work (one shared frame list, a parking lot, one send
+per wake-up): its CPU per frame is what hypercorn itself costs.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+import attrs
 import trio
 
 from loadbench import payloads
@@ -23,6 +26,7 @@ from loadbench.stats import Latency
 from loadbench.tasks import create_tasks
 
 INTERVAL = 0.1
+FLOOR = "asgi floor"
 COLUMNS = (
     "server",
     "subscribed",
@@ -37,9 +41,18 @@ COLUMNS = (
 )
 
 
+@attrs.frozen
+class Delivery:
+    """One server's fan-out figures and its table row."""
+
+    latency: Latency
+    cpu_us_per_frame: float
+    row: list[object]
+
+
 async def _fan_out(
     server: Server, subscribers: int, events: int, trigger: Path, settings: Settings
-) -> tuple[Latency, list[object]]:
+) -> Delivery:
     meta = {"bench": "fanout", "file": str(trigger), "events": events, "interval": INTERVAL}
     (task_id,) = await create_tasks(server.port, 1, meta)
     pool = StreamPool(server.port, [payloads.subscribe(task_id)] * subscribers)
@@ -61,7 +74,7 @@ async def _fan_out(
     row: list[object] = [server.name, pool.connected, lat.count, subscribers * events, cut]
     per_frame = cpu * 1e6 / lat.count if lat.count else float("nan")
     row += [lat.p50_ms, lat.p99_ms, worst, per_frame, errors]
-    return lat, row
+    return Delivery(lat, per_frame, row)
 
 
 async def run(settings: Settings) -> Section:
@@ -71,24 +84,36 @@ async def run(settings: Settings) -> Section:
         f"4. Fan-out ({subscribers:,} subscribers, {events} events {INTERVAL * 1000:g} ms apart)",
         COLUMNS,
     )
-    found: dict[str, tuple[Latency, list[object]]] = {}
-    for name in (OURS, SDK):
+    found: dict[str, Delivery] = {}
+    wide = attrs.evolve(settings, servers=(*settings.servers, FLOOR))
+    for name in (OURS, SDK, FLOOR):
         with tempfile.TemporaryDirectory(prefix="a2a-bench-") as tmp:
-            async with open_servers((name,), settings) as servers:
+            async with open_servers((name,), wide) as servers:
                 for server in servers.values():
                     found[name] = await _fan_out(
                         server, subscribers, events, Path(tmp) / "go", settings
                     )
-                    section.add(*found[name][1])
-                    print(f"  {name}: p99 {found[name][0].p99_ms:.1f} ms", flush=True)
+                    section.add(*found[name].row)
+                    print(f"  {name}: p99 {found[name].latency.p99_ms:.1f} ms", flush=True)
     section.notes.append(
         f"offered load: {subscribers / INTERVAL:,.0f} frames/s from the server "
         f"({subscribers:,} subscribers x {1 / INTERVAL:g} events/s)"
     )
+    if OURS in found and FLOOR in found:
+        section.notes.append(_against_floor(found[OURS], found[FLOOR]))
     if OURS in found:
-        lat, _row = found[OURS]
+        lat = found[OURS].latency
         whole = lat.count == subscribers * events
         met = whole and lat.p99_ms < 50
         measured = f"{lat.p99_ms:.1f} ms, {lat.count:,} of {subscribers * events:,} delivered"
         section.goals.append(Goal("a2a_trio p99 delivery < 50 ms, every event", met, measured))
     return section
+
+
+def _against_floor(ours: Delivery, floor: Delivery) -> str:
+    """A note putting a2a_trio's p99 and CPU per frame next to the floor's."""
+    return (
+        f"against the {FLOOR} (hypercorn, no A2A work): p99 delivery a2a_trio "
+        f"{ours.latency.p99_ms:.1f} ms, floor {floor.latency.p99_ms:.1f} ms; server CPU per "
+        f"frame a2a_trio {ours.cpu_us_per_frame:.0f} us, floor {floor.cpu_us_per_frame:.0f} us"
+    )
