@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,15 @@ def hypercorn_config() -> Config:
     return config
 
 
+FLOOR_GC_THRESHOLDS = (50_000, 20, 100)
+"""The collector settings a2a_trio's serving process uses (``a2a_trio.server``'s
+``tune_gc_for_streams``), so a floor differs from a2a_trio only in the work it does."""
+
+
 async def serve_and_publish(app: Any, port_file: Path) -> None:
     """Serve ``app``; write the bound port to ``port_file`` once listening."""
     async with trio.open_nursery() as nursery:
         binds: list[str] = await nursery.start(partial(serve, app, hypercorn_config()))
+        gc.set_threshold(*FLOOR_GC_THRESHOLDS)
+        gc.freeze()
         write_port(port_file, int(binds[0].rsplit(":", 1)[1]))
