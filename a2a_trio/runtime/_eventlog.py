@@ -148,10 +148,16 @@ class EventLog:
     def subscriber_count(self) -> int:
         return len(self._subscribers)
 
-    def publish(self, event: m.StreamEvent) -> LogEntry:
-        """Number ``event``, keep it for replay and hand it to every subscriber."""
+    def publish(self, event: m.StreamEvent, *, seq: int | None = None) -> LogEntry:
+        """Number ``event``, keep it for replay and hand it to every subscriber.
+
+        ``seq``: the number the caller already gave it (and stored it under); it must be the
+        next one, or the log and the store would disagree (``ValueError``).
+        """
         if self._closed:
             raise RuntimeError("event log is closed")
+        if seq is not None and seq != self._last_seq + 1:
+            raise ValueError(f"event {seq} does not follow event {self._last_seq}")
         self._last_seq += 1
         entry = LogEntry(self._last_seq, event)
         self._entries.append(entry)

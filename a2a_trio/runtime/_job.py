@@ -10,7 +10,7 @@ import attrs
 import trio
 
 from .. import model as m
-from ..store import ArtifactWrite, CallerScope, TaskStore, TaskUpdate
+from ..store import CallerScope, SequencedEvent, TaskStore, TaskUpdate
 from ._agent import Skill
 from ._eventlog import EventLog, EventLogLimits
 
@@ -47,7 +47,7 @@ class Job:
         self._on_change = on_change or trio.lowlevel.ParkingLot()
         self._reply: m.Message | None = None
         self._mail = trio.lowlevel.ParkingLot()
-        self._unsaved = [self.log.publish(task)]
+        self.log.publish(task)  # the runtime stored it with the task as event last_seq + 1
 
     @property
     def id(self) -> str:
@@ -62,43 +62,49 @@ class Job:
         return m.is_interrupted(self.state)
 
     async def write(self, update: TaskUpdate, *, chunk: tuple[bool, bool] | None = None) -> m.Task:
-        """Persist ``update``, then publish its events: artifacts first, then the status.
+        """Persist ``update`` with its events in one store call, then publish those events.
 
-        ``chunk`` is (append, last_chunk) for a single streamed artifact write.
+        The events (artifacts first, then the status) are built and numbered before the store
+        call so the store logs them atomically with the change; a state change gets its
+        timestamp here, so the status event is exactly the stored status.  If the store raises,
+        nothing is published.  ``chunk`` is (append, last_chunk) for a single streamed artifact
+        write.
         """
         async with self._lock:
+            if update.state is not None and update.timestamp is None:
+                update = attrs.evolve(update, timestamp=m.utcnow())
+            events = self._events(update, chunk)
             stored = await self._store.update_task(
-                self.scope, self.id, update, expected_version=self.version
+                self.scope, self.id, update, expected_version=self.version, events=events
             )
             self.task, self.version = stored.task, stored.version
-            self._publish(update, chunk)
+            for seq, event in events:
+                self.log.publish(event, seq=seq)
+            if m.is_terminal(self.state):
+                self.log.close()
         self._changed.unpark_all()
         return self.task
 
-    def _publish(self, update: TaskUpdate, chunk: tuple[bool, bool] | None) -> None:
+    def _events(self, update: TaskUpdate, chunk: tuple[bool, bool] | None) -> list[SequencedEvent]:
+        """The stream events ``update`` produces, numbered on from the log's last event."""
         append, last = chunk or (False, True)
-        write: ArtifactWrite
-        for write in update.artifacts:
-            self._emit(
-                m.TaskArtifactUpdateEvent(
-                    task_id=self.id,
-                    context_id=self.task.context_id,
-                    artifact=write.artifact,
-                    append=append,
-                    last_chunk=last,
-                )
+        context_id = self.task.context_id
+        events: list[m.StreamEvent] = [
+            m.TaskArtifactUpdateEvent(
+                task_id=self.id,
+                context_id=context_id,
+                artifact=write.artifact,
+                append=append,
+                last_chunk=last,
             )
+            for write in update.artifacts
+        ]
         if update.state is not None:
-            self._emit(
-                m.TaskStatusUpdateEvent(
-                    task_id=self.id, context_id=self.task.context_id, status=self.task.status
-                )
+            status = m.TaskStatus(update.state, update.status_message, update.timestamp)
+            events.append(
+                m.TaskStatusUpdateEvent(task_id=self.id, context_id=context_id, status=status)
             )
-        if m.is_terminal(self.state):
-            self.log.close()
-
-    def _emit(self, event: m.StreamEvent) -> None:
-        self._unsaved.append(self.log.publish(event))
+        return list(enumerate(events, start=self.log.last_seq + 1))
 
     async def wait_settled(self) -> m.Task:
         """Block until the task is terminal or waiting for input (what a blocking send awaits)."""

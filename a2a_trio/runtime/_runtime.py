@@ -14,6 +14,7 @@ Ownership::
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections import OrderedDict
 from typing import Any
@@ -247,7 +248,8 @@ class TaskRuntime:
         skill = self.agent.resolve(message, request.metadata)
         if skill.message_only:
             return await self._reply(scope, skill, message)
-        stored = await self.store.create_task(scope, m.new_task(message))
+        task = m.new_task(message)
+        stored = await self.store.create_task(scope, task, events=[(1, task)])
         return self._start(scope, stored.task, stored.version, skill, stored.task.history[-1])
 
     async def _continue(self, scope: CallerScope, message: m.Message) -> Job:
@@ -283,8 +285,17 @@ class TaskRuntime:
         stored = await self.store.update_task(
             scope, task_id, update, expected_version=stored.version
         )
-        last_seq = await self._last_stored_seq(scope, task_id)
-        return self._start(scope, stored.task, stored.version, skill, bound, last_seq=last_seq)
+        return await self._rerun(scope, stored, skill, bound)
+
+    async def _rerun(
+        self, scope: CallerScope, stored: StoredTask, skill: Skill, message: m.Message
+    ) -> Job:
+        """Start ``skill`` again on a stored task; its log goes on after the stored events,
+        with the task's snapshot, stored first like every event a job publishes."""
+        task = stored.task
+        last_seq = await self._last_stored_seq(scope, task.id)
+        await self.store.append_events(scope, task.id, [(last_seq + 1, task)])
+        return self._start(scope, task, stored.version, skill, message, last_seq=last_seq)
 
     async def _last_stored_seq(self, scope: CallerScope, task_id: str) -> int:
         events = await self.store.load_events(scope, task_id)
@@ -298,12 +309,12 @@ class TaskRuntime:
                 continue  # waits for the client; the next message re-runs the skill
             users = [msg for msg in task.history if msg.role is m.Role.USER]
             skill = self._skill_for(task)
-            last_seq = await self._last_stored_seq(item.scope, task.id)
             if skill is not None and skill.resumable and users:
-                self._start(
-                    item.scope, task, item.stored.version, skill, users[-1], last_seq=last_seq
-                )
+                # A taken event number: another process is running it meanwhile.
+                with contextlib.suppress(StoreError):
+                    await self._rerun(item.scope, item.stored, skill, users[-1])
                 continue
+            last_seq = await self._last_stored_seq(item.scope, task.id)
             failed = TaskUpdate(
                 state=m.TaskState.FAILED, status_message=agent_message(task, RESTART_MESSAGE)
             )

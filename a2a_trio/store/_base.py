@@ -10,7 +10,9 @@
 - Reads see the caller's own preceding writes (read-your-writes).
 - ``list_tasks`` is newest-updated first with an opaque cursor that neither skips nor repeats.
 - Each task keeps a bounded log of its stream events (``append_events``/``load_events``) and its
-  push-notification configs; both go when the task goes.
+  push-notification configs; both go when the task goes.  ``create_task`` and ``update_task``
+  take the events a write produced (``events=``) and log them in the same transaction, so the
+  task and its log never disagree; a refused event refuses the whole write.
 - ``list_unfinished`` finds non-terminal tasks across all scopes (restart recovery);
   ``purge_expired`` removes terminal tasks older than ``Retention.terminal_ttl``.
 
@@ -140,9 +142,15 @@ class TaskStore(Protocol):
     """Where tasks live; see the module docstring for the contract."""
 
     async def create_task(
-        self, scope: CallerScope, task: m.Task, *, idempotency_key: str | None = None
+        self,
+        scope: CallerScope,
+        task: m.Task,
+        *,
+        idempotency_key: str | None = None,
+        events: Sequence[SequencedEvent] = (),
     ) -> StoredTask:
-        """Store a new task (version 1), or return the one already created with this key."""
+        """Store a new task (version 1) with ``events`` as the start of its log, or return the
+        one already created with this key (its log unchanged)."""
         ...
 
     async def load_task(
@@ -163,8 +171,13 @@ class TaskStore(Protocol):
         update: TaskUpdate,
         *,
         expected_version: int | None = None,
+        events: Sequence[SequencedEvent] = (),
     ) -> StoredTask:
-        """Apply ``update`` atomically; raises ``TaskNotFoundError`` when absent in this scope."""
+        """Apply ``update`` and log ``events`` in one transaction (as ``append_events`` would).
+
+        Raises ``TaskNotFoundError`` when absent in this scope; a taken sequence number raises
+        ``ConcurrencyError`` and neither the task nor its log changes.
+        """
         ...
 
     async def list_tasks(self, scope: CallerScope, query: TaskQuery) -> TaskPage:

@@ -59,7 +59,12 @@ class MemoryTaskStore:
         return self._writes
 
     async def create_task(
-        self, scope: CallerScope, task: m.Task, *, idempotency_key: str | None = None
+        self,
+        scope: CallerScope,
+        task: m.Task,
+        *,
+        idempotency_key: str | None = None,
+        events: Sequence[SequencedEvent] = (),
     ) -> StoredTask:
         check_new_task(scope, task, idempotency_key)
         key = (scope, task.context_id, idempotency_key) if idempotency_key else None
@@ -69,6 +74,7 @@ class MemoryTaskStore:
             raise ConcurrencyError(f"task {task.id} already exists")
         stored = StoredTask(task, 1, m.utcnow())
         row = _Row(scope, stored, self._next_order())
+        self._log_events(task.id, row.events, events)
         self._rows[task.id] = row
         if key is not None and idempotency_key:
             self._idempotency[key] = task.id
@@ -108,6 +114,7 @@ class MemoryTaskStore:
         update: TaskUpdate,
         *,
         expected_version: int | None = None,
+        events: Sequence[SequencedEvent] = (),
     ) -> StoredTask:
         row = self._existing(scope, task_id)
         if expected_version is not None and expected_version != row.stored.version:
@@ -116,6 +123,7 @@ class MemoryTaskStore:
             )
         now = m.utcnow()
         task = apply_update(row.stored.task, update, now=now)
+        self._log_events(task_id, row.events, events)  # may refuse: the task is not changed yet
         row.stored = StoredTask(task, row.stored.version + 1, now)
         row.order = self._next_order()
         self._rows[task_id] = self._rows.pop(task_id)  # keep the dict in write order
@@ -163,8 +171,15 @@ class MemoryTaskStore:
     async def append_events(
         self, scope: CallerScope, task_id: str, events: Sequence[SequencedEvent]
     ) -> None:
+        self._log_events(task_id, self._existing(scope, task_id).events, events)
+
+    def _log_events(
+        self, task_id: str, log: dict[int, m.StreamEvent], events: Sequence[SequencedEvent]
+    ) -> None:
+        """Add ``events`` to ``log``, all or none (raising first), then trim it to the bound."""
+        if not events:
+            return
         check_events(events)
-        log = self._existing(scope, task_id).events
         taken = [seq for seq, _event in events if seq in log]
         if taken:
             raise ConcurrencyError(f"task {task_id} already has events {taken}")

@@ -124,6 +124,16 @@ def _stored(row: Sequence[Any]) -> StoredTask:
     return StoredTask(_decode_task(text), version, from_micros(updated_us))
 
 
+type _EventRow = tuple[str, int, str]
+"""A row of ``a2a_task_events``: task id, sequence number, the event's wire text."""
+
+
+def _event_rows(task_id: str, events: Sequence[SequencedEvent]) -> list[_EventRow]:
+    """``events`` checked and encoded here, before the transaction's worker thread."""
+    check_events(events)
+    return [(task_id, seq, dumps(V1.encode_stream_response(e)).decode()) for seq, e in events]
+
+
 def _in(values: Sequence[int]) -> str:
     return "(" + ", ".join(str(value) for value in values) + ")"
 
@@ -142,9 +152,15 @@ class SqlTaskStore:
         self._retention = retention
 
     async def create_task(
-        self, scope: CallerScope, task: m.Task, *, idempotency_key: str | None = None
+        self,
+        scope: CallerScope,
+        task: m.Task,
+        *,
+        idempotency_key: str | None = None,
+        events: Sequence[SequencedEvent] = (),
     ) -> StoredTask:
         check_new_task(scope, task, idempotency_key)
+        rows = _event_rows(task.id, events)
         key = idempotency_key or None
         now = m.utcnow()
         params = (
@@ -168,6 +184,7 @@ class SqlTaskStore:
 
         def create(tx: Tx) -> StoredTask:
             if tx.run(insert, params).rowcount == 1:
+                self._log_events(tx, task.id, rows)
                 return StoredTask(task, 1, now)
             row = tx.run(
                 f"SELECT {_TASK_COLUMNS} FROM a2a_tasks"
@@ -214,8 +231,10 @@ class SqlTaskStore:
         update: TaskUpdate,
         *,
         expected_version: int | None = None,
+        events: Sequence[SequencedEvent] = (),
     ) -> StoredTask:
         _require_storable(scope, task_id)
+        rows = _event_rows(task_id, events)
         select = (
             "SELECT version, task FROM a2a_tasks WHERE id = ? AND tenant = ? AND owner = ?"
             + self._dialect.lock_row
@@ -248,6 +267,7 @@ class SqlTaskStore:
             )
             if tx.run(write, params).rowcount != 1:
                 raise ConcurrencyError(f"task {task_id} changed while it was being updated")
+            self._log_events(tx, task_id, rows)
             return StoredTask(task, version + 1, now)
 
         return await self._driver.write(change)
@@ -313,26 +333,34 @@ class SqlTaskStore:
     async def append_events(
         self, scope: CallerScope, task_id: str, events: Sequence[SequencedEvent]
     ) -> None:
-        check_events(events)
+        rows = _event_rows(task_id, events)
         _require_storable(scope, task_id)
-        rows = [(task_id, seq, dumps(V1.encode_stream_response(e)).decode()) for seq, e in events]
-        keep = self._retention.max_events_per_task
 
         def append(tx: Tx) -> None:
             _require_task(tx, scope, task_id)
+            self._log_events(tx, task_id, rows)
+
+        await self._driver.write(append)
+
+    def _log_events(self, tx: Tx, task_id: str, rows: Sequence[_EventRow]) -> None:
+        """Insert the rows in ``tx``, then trim the log to the retention bound.
+
+        A taken sequence number raises ``ConcurrencyError``, which rolls the whole transaction
+        back: the write the events belong to is refused with them.
+        """
+        if not rows:
+            return
+        try:
             for row in rows:
                 tx.run("INSERT INTO a2a_task_events (task_id, seq, event) VALUES (?, ?, ?)", row)
-            tx.run(
-                "DELETE FROM a2a_task_events WHERE task_id = ? AND seq <= (SELECT seq FROM"
-                " a2a_task_events WHERE task_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)",
-                (task_id, task_id, keep),
-            )
-
-        try:
-            await self._driver.write(append)
         except self._dialect.integrity_error:
-            seqs = [seq for seq, _event in events]
+            seqs = [seq for _task_id, seq, _event in rows]
             raise ConcurrencyError(f"task {task_id} already has some of events {seqs}") from None
+        tx.run(
+            "DELETE FROM a2a_task_events WHERE task_id = ? AND seq <= (SELECT seq FROM"
+            " a2a_task_events WHERE task_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)",
+            (task_id, task_id, self._retention.max_events_per_task),
+        )
 
     async def load_events(
         self, scope: CallerScope, task_id: str, *, after_seq: int = 0

@@ -23,6 +23,14 @@ async def test_replay_then_live_without_gaps() -> None:
     assert seen == [2, 3]
 
 
+async def test_an_event_numbered_by_its_writer_must_come_next() -> None:
+    log = EventLog(last_seq=4)
+    assert log.publish(status(m.TaskState.WORKING), seq=5).seq == 5
+    with pytest.raises(ValueError, match="does not follow"):
+        log.publish(status(m.TaskState.WORKING), seq=7)
+    assert log.last_seq == 5
+
+
 async def test_resume_from_an_evicted_event_is_a_gap() -> None:
     log = EventLog(EventLogLimits(replay=2))
     for _ in range(5):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 
+import attrs
 import pytest
 import trio
 import trio.testing
@@ -13,7 +15,7 @@ from a2a_trio import model as m
 from a2a_trio.errors import TaskNotCancelableError, UnsupportedOperationError
 from a2a_trio.runtime import RuntimeConfig, TaskRuntime, TaskStream
 from a2a_trio.runtime._runtime import RESTART_MESSAGE
-from a2a_trio.store import ANONYMOUS, MemoryTaskStore, TaskUpdate
+from a2a_trio.store import ANONYMOUS, MemoryTaskStore, TaskStore, open_store
 from runtime.streams import read_all
 
 FAST = RuntimeConfig(poll_interval=0.01)
@@ -133,21 +135,36 @@ async def test_shutdown_fails_running_tasks_and_keeps_waiting_ones() -> None:
     assert again.status.state is m.TaskState.INPUT_REQUIRED
     roles = [msg.role for msg in again.history]
     assert roles == [m.Role.USER, m.Role.AGENT, m.Role.USER, m.Role.AGENT]
+    # The re-run's events follow the stored ones, from a snapshot of the task WORKING again.
+    logged = await store.load_events(ANONYMOUS, waiting.id)
+    assert [seq for seq, _event in logged] == [1, 2, 3, 4]
+    snapshot = logged[2][1]
+    assert isinstance(snapshot, m.Task) and snapshot.status.state is m.TaskState.WORKING
 
 
-async def left_running(store: MemoryTaskStore, skill: str) -> m.Task:
-    """A task a crashed process left WORKING (it never reached a final state)."""
-    message = m.text_message("crash", metadata={"skillId": skill})
-    stored = await store.create_task(ANONYMOUS, m.new_task(message))
-    await store.append_events(ANONYMOUS, stored.task.id, [(1, stored.task)])
-    update = TaskUpdate(state=m.TaskState.WORKING)
-    return (await store.update_task(ANONYMOUS, stored.task.id, update)).task
+async def crash(store: TaskStore) -> tuple[m.Task, m.Task]:
+    """Two tasks a killed process left unfinished: one WORKING, one SUBMITTED.
+
+    A runtime with ``finalize_timeout=0`` is shut down under them: like a killed process, its
+    jobs record no final state, and only what they stored before remains.
+    """
+    async with trio.open_nursery() as nursery:
+        doomed = TaskRuntime(agents.agent, store, attrs.evolve(FAST, finalize_timeout=0))
+        await nursery.start(doomed.run)
+        plain = await doomed.send(ANONYMOUS, request("crash", "gated", return_immediately=True))
+        await trio.testing.wait_all_tasks_blocked()  # it reported progress, waits at its gate
+        redo = await doomed.send(ANONYMOUS, request("crash", "redo", return_immediately=True))
+        nursery.cancel_scope.cancel()  # the redo job is gone before it could record a result
+    assert isinstance(plain, m.Task) and isinstance(redo, m.Task)
+    return plain, redo
 
 
 async def test_restart_fails_unfinished_tasks_and_reruns_resumable_ones() -> None:
     store = MemoryTaskStore()
-    plain = await left_running(store, "gated")
-    resumable = await left_running(store, "redo")
+    plain, resumable = await crash(store)
+    for task, state in [(plain, m.TaskState.WORKING), (resumable, m.TaskState.SUBMITTED)]:
+        left = await store.load_task(ANONYMOUS, task.id)
+        assert left is not None and left.task.status.state is state
     async with trio.open_nursery() as nursery:
         runtime = TaskRuntime(agents.agent, store, FAST)
         await nursery.start(runtime.run)
@@ -161,9 +178,39 @@ async def test_restart_fails_unfinished_tasks_and_reruns_resumable_ones() -> Non
         # The stored event log continues after the crash: a resubscriber replays it in order.
         stream = await runtime.subscribe(ANONYMOUS, plain.id, last_event_id=0)
         replayed = await read_all(stream)
-        assert [entry.seq for entry in replayed] == [1, 2]
+        assert [entry.seq for entry in replayed] == [1, 2, 3]
         assert isinstance(replayed[-1].event, m.TaskStatusUpdateEvent)
         assert replayed[-1].event.status.state is m.TaskState.FAILED
+        # The re-run's log goes on after the stored one, from a snapshot of the task.
+        logged = await store.load_events(ANONYMOUS, resumable.id)
+        assert [(seq, type(event)) for seq, event in logged] == [
+            (1, m.Task),
+            (2, m.Task),
+            (3, m.TaskArtifactUpdateEvent),
+            (4, m.TaskStatusUpdateEvent),
+        ]
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_restarted_runtime_replays_a_task_as_it_was_streamed(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'tasks.db'}"
+    async with open_store(url) as store, trio.open_nursery() as nursery:
+        first = TaskRuntime(agents.agent, store, FAST)
+        await nursery.start(first.run)
+        stream = await first.send_stream(ANONYMOUS, request("x", "chunks"))
+        live = [(entry.seq, entry.event) for entry in await read_all(stream)]
+        nursery.cancel_scope.cancel()
+    task, final = live[0][1], live[-1][1]
+    assert isinstance(task, m.Task) and isinstance(final, m.TaskStatusUpdateEvent)
+    assert [seq for seq, _event in live] == [1, 2, 3, 4, 5]  # snapshot, 3 chunks, completion
+    async with open_store(url) as store, trio.open_nursery() as nursery:
+        second = TaskRuntime(agents.agent, store, FAST)
+        await nursery.start(second.run)
+        for after in (0, 2):
+            stream = await second.subscribe(ANONYMOUS, task.id, last_event_id=after)
+            replayed = [(entry.seq, entry.event) for entry in await read_all(stream)]
+            assert replayed == live[after:]
+        assert final.status == (await second.get(ANONYMOUS, task.id, None)).status
         nursery.cancel_scope.cancel()
 
 

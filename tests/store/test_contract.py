@@ -485,6 +485,53 @@ async def test_bad_sequence_numbers_are_a_programming_error(
     assert await store.load_events(ANONYMOUS, task.id) == ()
 
 
+async def test_create_logs_the_events_of_a_new_task_only(store: TaskStore) -> None:
+    task = a_task(context_id="c")
+    created = await store.create_task(ANONYMOUS, task, idempotency_key="k", events=[(1, task)])
+    retry = a_task(context_id="c")
+    again = await store.create_task(ANONYMOUS, retry, idempotency_key="k", events=[(1, retry)])
+    assert again == created  # the existing task, its log unchanged
+    assert await store.load_events(ANONYMOUS, task.id) == ((1, task),)
+
+
+async def test_update_logs_its_events_with_the_change(store: TaskStore) -> None:
+    task = a_task()
+    await store.create_task(ANONYMOUS, task, events=[(1, task)])
+    working = m.TaskStatusUpdateEvent(task.id, task.context_id, m.TaskStatus(S.WORKING))
+    artifact = every_kind_of_event(task)[3]
+    updated = await store.update_task(
+        ANONYMOUS, task.id, TaskUpdate(state=S.WORKING), events=[(2, artifact), (3, working)]
+    )
+    assert updated.version == 2
+    events = await store.load_events(ANONYMOUS, task.id, after_seq=1)
+    assert events == ((2, artifact), (3, working))
+
+
+async def test_a_taken_sequence_number_refuses_the_whole_update(store: TaskStore) -> None:
+    task = a_task()
+    await store.create_task(ANONYMOUS, task, events=[(1, task)])
+    logged = await store.load_events(ANONYMOUS, task.id)
+    change = TaskUpdate(state=S.WORKING, messages=(agent_says("x"),))
+    with pytest.raises(ConcurrencyError):
+        await store.update_task(ANONYMOUS, task.id, change, events=[(2, task), (1, task)])
+    loaded = await store.load_task(ANONYMOUS, task.id)
+    assert loaded is not None
+    assert (loaded.task, loaded.version) == (task, 1)
+    assert await store.load_events(ANONYMOUS, task.id) == logged
+
+
+async def test_a_refused_update_logs_none_of_its_events(store: TaskStore) -> None:
+    task = (await store.create_task(ANONYMOUS, a_task())).task
+    await store.update_task(ANONYMOUS, task.id, TaskUpdate(state=S.CANCELED))
+    with pytest.raises(TaskTerminalStateError):
+        await store.update_task(ANONYMOUS, task.id, TaskUpdate(state=S.WORKING), events=[(1, task)])
+    with pytest.raises(ConcurrencyError):
+        await store.update_task(
+            ANONYMOUS, task.id, TaskUpdate(), expected_version=1, events=[(1, task)]
+        )
+    assert await store.load_events(ANONYMOUS, task.id) == ()
+
+
 async def test_events_of_an_unknown_task_are_not_found(store: TaskStore) -> None:
     with pytest.raises(TaskNotFoundError):
         await store.append_events(ANONYMOUS, "nope", [(1, agent_says("x"))])
@@ -500,6 +547,9 @@ async def test_the_event_log_keeps_only_the_newest(backend: Backend) -> None:
         await store.append_events(ANONYMOUS, task.id, [(5, message)])
         kept = await store.load_events(ANONYMOUS, task.id)
         assert [seq for seq, _event in kept] == [3, 4, 5]
+        await store.update_task(ANONYMOUS, task.id, TaskUpdate(), events=[(6, message)])
+        kept = await store.load_events(ANONYMOUS, task.id)
+        assert [seq for seq, _event in kept] == [4, 5, 6]
         assert await store.load_events(ANONYMOUS, other.id) == ((1, message),)
 
 
