@@ -4,8 +4,8 @@ Lifetime: ``before_serving`` starts :meth:`A2AServer.run` in quart-trio's app nu
 the task store and runs the task runtime (whose nursery owns every job).  ``after_serving`` drains
 running jobs for ``shutdown_grace`` seconds, then cancels the runtime.  The JSON-RPC endpoint is
 ``_jsonrpc_endpoint.py``; the agent cards, REST and legacy surfaces are Quart routes.  Every
-event stream's only wait is the subscriber's receive under a keepalive timeout, so a client
-disconnect cancels just that stream; its job keeps running.
+event stream waits only on its subscription (and, for keepalives, a timer of its own), so a
+client disconnect cancels just that stream; its job keeps running.
 """
 
 from __future__ import annotations

@@ -131,9 +131,15 @@ class ClientGone(Exception):
 
 
 async def read_body(receive: Receive, headers: Mapping[str, str], limit: int) -> bytes:
-    """The request body, refused as soon as it passes ``limit`` bytes, whatever its framing."""
+    """The request body, refused as soon as it passes ``limit`` bytes, whatever its framing.
+
+    With a ``Content-Length`` the body is complete once that many bytes arrived: hypercorn
+    delivers the end of the body as a separate empty message, and not waiting for it saves a
+    scheduler round per request (the watcher of a stream's disconnect skips it later).
+    """
     declared = headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
+    expected = int(declared) if declared.isdigit() else None
+    if expected is not None and expected > limit:
         raise BodyTooLarge
     chunks: list[bytes] = []
     size = 0
@@ -146,7 +152,7 @@ async def read_body(receive: Receive, headers: Mapping[str, str], limit: int) ->
         if size > limit:
             raise BodyTooLarge
         chunks.append(chunk)
-        if not message.get("more_body", False):
+        if size == expected or not message.get("more_body", False):
             return b"".join(chunks)
 
 
@@ -225,36 +231,58 @@ async def _send_json(
 
 
 async def _send_stream(receive: Receive, send: Send, reply: StreamReply, keepalive: float) -> None:
-    """Run one event stream in its own nursery: the subscriber loop with its keepalive timer,
-    and a watcher that cancels the nursery when the client disconnects.  The task's job runs
-    elsewhere (the runtime's nursery) and is not affected."""
+    """Run one event stream in its own nursery: the pump sending events as they come and, once
+    the stream has to wait for one, a watcher that sends keepalive comments while it is idle and
+    cancels the nursery when the client disconnects.  The task's job runs elsewhere (the
+    runtime's nursery) and is not affected."""
     stream = reply.stream
+    writer = _Writer(send)
+    finished = False
     try:
         await send({"type": "http.response.start", "status": 200, "headers": RAW_STREAM_HEADERS})
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(_cancel_on_disconnect, receive, nursery.cancel_scope)
-            await _pump(send, reply, keepalive)
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+            def watch() -> None:
+                nursery.start_soon(_watch, receive, writer, keepalive, nursery.cancel_scope)
+
+            await _pump(writer, reply, watch)
+            finished = True
             nursery.cancel_scope.cancel()
+        if finished:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:
         stream.close()
 
 
-async def _pump(send: Send, reply: StreamReply, keepalive: float) -> None:
-    """Send events as they come: wait (under the keepalive timer) for one, then add whatever
-    else is already queued to the same body chunk, so a burst costs one send, not one per event.
-    """
+class _Writer:
+    """Sends body chunks of one stream and remembers when it last did (for the keepalive)."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self.last_sent = trio.current_time()
+
+    async def write(self, chunk: bytes) -> None:
+        self.last_sent = trio.current_time()
+        await self._send({"type": "http.response.body", "body": chunk, "more_body": True})
+
+
+async def _pump(writer: _Writer, reply: StreamReply, watch: Callable[[], None]) -> None:
+    """Send events as they come, everything already queued in one body chunk, so a burst costs
+    one send, not one per event.  No timer per event: the keepalive lives in :func:`_watch`,
+    started by ``watch()`` the first time the stream has to wait (a stream whose events are all
+    there at once, like a quick task's, never needs one)."""
     stream = reply.stream
+    watching = False
     while True:
-        entry = None
-        with trio.move_on_after(keepalive):
-            try:
+        try:
+            entry = stream.receive_nowait()
+            if entry is None:
+                if not watching:
+                    watch()
+                    watching = True
                 entry = await stream.receive()
-            except (trio.EndOfChannel, SubscriberOverflow):
-                return
-        if entry is None:
-            await send({"type": "http.response.body", "body": KEEPALIVE, "more_body": True})
-            continue
+        except (trio.EndOfChannel, SubscriberOverflow):
+            return
         chunk = bytearray(_frame(reply, entry))
         ended = False
         try:
@@ -262,7 +290,7 @@ async def _pump(send: Send, reply: StreamReply, keepalive: float) -> None:
                 chunk += _frame(reply, queued)
         except (trio.EndOfChannel, SubscriberOverflow):
             ended = True
-        await send({"type": "http.response.body", "body": bytes(chunk), "more_body": True})
+        await writer.write(bytes(chunk))
         if ended:
             return
 
@@ -272,7 +300,16 @@ def _frame(reply: StreamReply, entry: LogEntry) -> bytes:
     return encode_event(rpc.success_bytes(reply.rid, result), event_id=entry.seq)
 
 
-async def _cancel_on_disconnect(receive: Receive, scope: trio.CancelScope) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
-    scope.cancel()
+async def _watch(
+    receive: Receive, writer: _Writer, keepalive: float, stream_scope: trio.CancelScope
+) -> None:
+    """Cancel ``stream_scope`` when the client disconnects; while waiting for that, send a
+    keepalive comment whenever nothing was sent for ``keepalive`` seconds."""
+    while True:
+        with trio.move_on_at(writer.last_sent + keepalive):
+            if (await receive())["type"] == "http.disconnect":
+                stream_scope.cancel()
+                return
+            continue
+        if trio.current_time() >= writer.last_sent + keepalive:
+            await writer.write(KEEPALIVE)

@@ -130,3 +130,50 @@ async def test_a_thousand_concurrent_streams_all_receive_their_events(base_url: 
             for n in range(1000):
                 nursery.start_soon(one, n)
     assert finals == ["TASK_STATE_COMPLETED"] * 1000
+
+
+async def exchange(
+    stream: trio.SocketStream, conn: h11.Connection, body: bytes, pieces: int = 1
+) -> bytes:
+    """One request on a kept-alive connection, its body written in ``pieces`` with pauses."""
+    headers = [
+        ("Host", "test"),
+        ("A2A-Version", "1.0"),
+        ("Content-Type", "application/json"),
+        ("Content-Length", str(len(body))),
+    ]
+    await stream.send_all(conn.send(h11.Request(method="POST", target="/", headers=headers)))
+    step = -(-len(body) // pieces)
+    for start in range(0, len(body), step):
+        await stream.send_all(conn.send(h11.Data(data=body[start : start + step])))
+        await trio.sleep(0.05)
+    await stream.send_all(conn.send(h11.EndOfMessage()))
+    received = b""
+    while True:
+        event = conn.next_event()
+        if event is h11.NEED_DATA:
+            conn.receive_data(await stream.receive_some(65536))
+        elif isinstance(event, h11.Data):
+            received += event.data
+        elif isinstance(event, h11.EndOfMessage):
+            conn.start_next_cycle()
+            return received
+
+
+async def test_requests_and_streams_share_a_kept_alive_connection(base_url: str) -> None:
+    # The endpoint stops reading a body once Content-Length bytes are in, leaving hypercorn's
+    # end-of-body message unread; the next request on the connection must not notice.
+    url = httpx.URL(base_url)
+    send = orjson.dumps(rpc("SendMessage", {"message": user_message("split body")}, 1))
+    stream_body = orjson.dumps(rpc("SendStreamingMessage", {"message": user_message("s")}, 2))
+    with trio.fail_after(10):
+        async with await trio.open_tcp_stream(str(url.host), int(url.port or 80)) as stream:
+            conn = h11.Connection(h11.CLIENT)
+            reply = orjson.loads(await exchange(stream, conn, send, pieces=3))
+            assert reply["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+            events = SSEDecoder().feed(await exchange(stream, conn, stream_body))
+            states = [orjson.loads(e.data)["result"] for e in events]
+            assert "task" in states[0]
+            assert states[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+            again = orjson.loads(await exchange(stream, conn, send, pieces=2))
+            assert again["id"] == 1 and "result" in again
