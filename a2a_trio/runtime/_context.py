@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, NoReturn
 
 import attrs
+import trio
 
 from .. import model as m
 from ..errors import AgentMisuseError
@@ -83,7 +84,7 @@ class TaskContext:
             status_message = agent_message(job.task, text or "")
             if message_metadata:
                 status_message = attrs.evolve(status_message, metadata=message_metadata)
-        await job.write(TaskUpdate(state=m.TaskState.WORKING, status_message=status_message))
+        await self._write(TaskUpdate(state=m.TaskState.WORKING, status_message=status_message))
 
     async def emit_artifact(
         self,
@@ -102,7 +103,6 @@ class TaskContext:
         ``Artifact``.  Stream a large artifact as chunks: the first without ``append``, then
         ``append=True``, the last with ``last_chunk=True`` (pass ``last_chunk=False`` before).
         """
-        job = self._require_job()
         if isinstance(content, m.Artifact):
             artifact = content
         else:
@@ -113,7 +113,7 @@ class TaskContext:
                 description=description,
                 metadata=metadata,
             )
-        await job.write(
+        await self._write(
             TaskUpdate(artifacts=(ArtifactWrite(artifact, append=append),)),
             chunk=(append, last_chunk),
         )
@@ -130,10 +130,18 @@ class TaskContext:
         if isinstance(question, str):
             question = agent_message(job.task, question)
         state = m.TaskState.AUTH_REQUIRED if auth else m.TaskState.INPUT_REQUIRED
-        await job.write(TaskUpdate(state=state, status_message=question, messages=(question,)))
+        await self._write(TaskUpdate(state=state, status_message=question, messages=(question,)))
         reply = await job.next_message()
         self.message = reply
         return reply
+
+    async def _write(self, update: TaskUpdate, *, chunk: tuple[bool, bool] | None = None) -> None:
+        """Every report a handler awaits is a full checkpoint, even on a store that never waits:
+        a cancelled handler stops before writing, and other tasks (its streams) run after."""
+        job = self._require_job()
+        await trio.lowlevel.checkpoint_if_cancelled()
+        await job.write(update, chunk=chunk)
+        await trio.lowlevel.cancel_shielded_checkpoint()
 
     def reject(self, reason: str) -> NoReturn:
         """Decline the task: it ends REJECTED with ``reason`` as its status message."""

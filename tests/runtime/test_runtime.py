@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any, NoReturn
 
-import attrs
 import pytest
 import trio
 import trio.testing
 from server import agents
 
 from a2a_trio import model as m
-from a2a_trio.errors import TaskNotCancelableError, UnsupportedOperationError
+from a2a_trio.errors import StoreError, TaskNotCancelableError, UnsupportedOperationError
 from a2a_trio.runtime import RuntimeConfig, TaskRuntime, TaskStream
 from a2a_trio.runtime._runtime import RESTART_MESSAGE
 from a2a_trio.store import ANONYMOUS, MemoryTaskStore, TaskStore, open_store
@@ -142,19 +142,39 @@ async def test_shutdown_fails_running_tasks_and_keeps_waiting_ones() -> None:
     assert isinstance(snapshot, m.Task) and snapshot.status.state is m.TaskState.WORKING
 
 
+class KillableStore:
+    """A store a test can kill: like a process that died, it writes nothing afterwards."""
+
+    WRITES = frozenset({"create_task", "update_task", "append_events", "delete_task"})
+
+    def __init__(self, store: TaskStore) -> None:
+        self.store = store
+        self.dead = False
+
+    def __getattr__(self, name: str) -> Any:
+        if self.dead and name in self.WRITES:
+            return self._refuse
+        return getattr(self.store, name)
+
+    async def _refuse(self, *args: object, **kwargs: object) -> NoReturn:
+        raise StoreError("the process is gone")
+
+
 async def crash(store: TaskStore) -> tuple[m.Task, m.Task]:
     """Two tasks a killed process left unfinished: one WORKING, one SUBMITTED.
 
-    A runtime with ``finalize_timeout=0`` is shut down under them: like a killed process, its
+    The runtime is shut down on a store that was killed first: like a killed process, its
     jobs record no final state, and only what they stored before remains.
     """
+    killable = KillableStore(store)
     async with trio.open_nursery() as nursery:
-        doomed = TaskRuntime(agents.agent, store, attrs.evolve(FAST, finalize_timeout=0))
+        doomed = TaskRuntime(agents.agent, killable, FAST)  # type: ignore[arg-type]
         await nursery.start(doomed.run)
         plain = await doomed.send(ANONYMOUS, request("crash", "gated", return_immediately=True))
         await trio.testing.wait_all_tasks_blocked()  # it reported progress, waits at its gate
         redo = await doomed.send(ANONYMOUS, request("crash", "redo", return_immediately=True))
-        nursery.cancel_scope.cancel()  # the redo job is gone before it could record a result
+        killable.dead = True
+        nursery.cancel_scope.cancel()  # neither job can record a result now
     assert isinstance(plain, m.Task) and isinstance(redo, m.Task)
     return plain, redo
 
