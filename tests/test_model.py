@@ -1,5 +1,7 @@
 """The model's own invariants: immutability, lifecycle table, convenience constructors."""
 
+import uuid
+
 import attrs
 import pytest
 
@@ -11,6 +13,18 @@ def test_text_message_has_fresh_ids() -> None:
     assert a.message_id != b.message_id
     assert a.parts == (m.TextPart("hi"),)
     assert a.role is m.Role.USER
+
+
+def test_new_ids_are_random_uuid4_text() -> None:
+    ids = [m.new_id() for _ in range(2000)]
+    assert len(set(ids)) == len(ids)
+    for text in ids:
+        parsed = uuid.UUID(text)
+        assert str(parsed) == text  # canonical lower-case 8-4-4-4-12 form
+        assert parsed.version == 4 and parsed.variant == uuid.RFC_4122
+    # every variant nibble (8, 9, a, b) and the random bits around the fixed ones do occur
+    assert {text[19] for text in ids} == set("89ab")
+    assert len({text[14:18] for text in ids}) > 1000
 
 
 def test_repeated_fields_are_tuples() -> None:
