@@ -68,8 +68,18 @@ class Subscription:
         self._lot = trio.lowlevel.ParkingLot()
         self._overflowed = False
         self._ended = False
+        self._skip_through = 0
+
+    def skip_through(self, seq: int) -> None:
+        """Drop the events numbered up to ``seq``, queued or yet to come (the caller has them
+        from elsewhere: the store)."""
+        self._skip_through = seq
+        while self._pending and self._pending[0].seq <= seq:
+            self._pending.popleft()
 
     def _push(self, entry: LogEntry) -> None:
+        if entry.seq <= self._skip_through:
+            return
         if len(self._pending) >= self._limit:
             self._overflowed = True
             self._pending.clear()

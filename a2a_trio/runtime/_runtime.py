@@ -38,6 +38,7 @@ from ..store import (
     MAX_PAGE_SIZE,
     ArtifactWrite,
     CallerScope,
+    SequencedEvent,
     StoredTask,
     TaskPage,
     TaskQuery,
@@ -192,13 +193,15 @@ class TaskRuntime:
             raise TaskNotCancelableError(
                 f"Task {task_id} is already {stored.task.status.state.name}"
             )
-        update = TaskUpdate(
-            state=m.TaskState.CANCELED, status_message=agent_message(stored.task, CANCELED_MESSAGE)
-        )
         try:
-            return (await self.store.update_task(scope, task_id, update)).task
+            canceled = await self._settle_stored(
+                scope, stored, m.TaskState.CANCELED, CANCELED_MESSAGE
+            )
         except StoreError:
             raise TaskNotCancelableError(f"Task {task_id} changed state meanwhile") from None
+        # A log kept from a job whose final write failed lacks this event: replay the store.
+        self._finished.pop(task_id, None)
+        return canceled.task
 
     async def subscribe(
         self, scope: CallerScope, task_id: str, *, last_event_id: int | None = None
@@ -206,19 +209,19 @@ class TaskRuntime:
         """SubscribeToTask: the current task, then live events until a terminal state.
 
         With ``last_event_id`` the stream resumes after that event instead, replaying what the
-        client missed (also for a task that has finished meanwhile, while its log is kept).
+        client missed, from the store where the in-memory log no longer holds it (a finished
+        task whose log was dropped, a task run again after a restart, whose log numbers on
+        from the stored one).
         """
-        log = self._log(scope, task_id)
-        if last_event_id is not None and log is not None:
-            try:
-                return TaskStream([], log.subscribe(after=last_event_id), stop_on_interrupt=False)
-            except ReplayGap:
-                pass
-        if last_event_id is not None and log is None:  # not live here: replay the stored log
-            stored_events = await self.store.load_events(scope, task_id, after_seq=last_event_id)
-            if stored_events:
-                replay = [LogEntry(seq, event) for seq, event in stored_events]
-                return TaskStream(replay, None, stop_on_interrupt=False)
+        if last_event_id is not None:
+            log = self._log(scope, task_id)
+            if log is not None:
+                with contextlib.suppress(ReplayGap):
+                    subscription = log.subscribe(after=last_event_id)
+                    return TaskStream([], subscription, stop_on_interrupt=False)
+            resumed = await self._resume_from_store(scope, task_id, last_event_id, log)
+            if resumed is not None:
+                return resumed
         job = self._live(scope, task_id)
         if job is not None and not job.log.closed:
             head = LogEntry(job.log.last_seq, job.task)
@@ -231,6 +234,29 @@ class TaskRuntime:
                 "updates to subscribe to; use GetTask"
             )
         return TaskStream([LogEntry(0, stored.task)], None, stop_on_interrupt=False)
+
+    async def _resume_from_store(
+        self, scope: CallerScope, task_id: str, after: int, log: EventLog | None
+    ) -> TaskStream | None:
+        """The stored events after ``after``, then ``log``'s newer ones; ``None`` if none stored.
+
+        The live part is subscribed before the store is read and skips what the stored part
+        covers (the store and the log share numbering), so an event written meanwhile is
+        neither lost nor repeated.
+        """
+        live = None if log is None else log.subscribe(after=log.last_seq)
+        stored: tuple[SequencedEvent, ...] = ()
+        try:
+            stored = await self.store.load_events(scope, task_id, after_seq=after)
+        finally:
+            if live is not None and not stored:  # nothing to resume from, or the read failed
+                live.close()
+        if not stored:
+            return None
+        if live is not None:
+            live.skip_through(stored[-1][0])
+        replay = [LogEntry(seq, event) for seq, event in stored]
+        return TaskStream(replay, live, stop_on_interrupt=False)
 
     # --- starting and continuing tasks ----------------------------------------------------
 
@@ -314,18 +340,28 @@ class TaskRuntime:
                 with contextlib.suppress(StoreError):
                     await self._rerun(item.scope, item.stored, skill, users[-1])
                 continue
-            last_seq = await self._last_stored_seq(item.scope, task.id)
-            failed = TaskUpdate(
-                state=m.TaskState.FAILED, status_message=agent_message(task, RESTART_MESSAGE)
-            )
-            try:
-                stored = await self.store.update_task(
-                    item.scope, task.id, failed, expected_version=item.stored.version
+            with contextlib.suppress(StoreError):  # another process settled it meanwhile
+                await self._settle_stored(
+                    item.scope, item.stored, m.TaskState.FAILED, RESTART_MESSAGE
                 )
-            except StoreError:
-                continue  # another process settled it meanwhile
-            event = m.TaskStatusUpdateEvent(task.id, task.context_id, stored.task.status)
-            await self.store.append_events(item.scope, task.id, [(last_seq + 1, event)])
+
+    async def _settle_stored(
+        self, scope: CallerScope, stored: StoredTask, state: m.TaskState, text: str
+    ) -> StoredTask:
+        """Give a task no job runs its final ``state`` and, in the same write, the status event
+        numbered after its stored log, so a replay of that log ends with it.
+
+        Raises ``StoreError`` when the task changed since ``stored`` was read.
+        """
+        task = stored.task
+        message = agent_message(task, text)
+        update = TaskUpdate(state=state, status_message=message, timestamp=m.utcnow())
+        status = m.TaskStatus(state, message, update.timestamp)  # exactly the stored status
+        event = m.TaskStatusUpdateEvent(task.id, task.context_id, status)
+        seq = await self._last_stored_seq(scope, task.id) + 1
+        return await self.store.update_task(
+            scope, task.id, update, expected_version=stored.version, events=[(seq, event)]
+        )
 
     def _skill_for(self, task: m.Task) -> Skill | None:
         try:

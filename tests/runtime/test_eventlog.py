@@ -40,6 +40,17 @@ async def test_resume_from_an_evicted_event_is_a_gap() -> None:
     assert [e.seq for e in log.subscribe(after=3)._pending] == [4, 5]
 
 
+async def test_skipped_events_are_dropped_whether_queued_or_still_to_come() -> None:
+    log = EventLog()
+    sub = log.subscribe()
+    log.publish(status(m.TaskState.SUBMITTED))
+    sub.skip_through(3)  # the caller has events 1 to 3 from elsewhere
+    for state in (m.TaskState.WORKING, m.TaskState.WORKING, m.TaskState.COMPLETED):
+        log.publish(status(state))
+    log.close()
+    assert [entry.seq async for entry in sub] == [4]
+
+
 async def test_slow_subscriber_is_cut_off_without_blocking_the_publisher() -> None:
     log = EventLog(EventLogLimits(subscriber_buffer=3))
     slow = log.subscribe()

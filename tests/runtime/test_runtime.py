@@ -15,7 +15,14 @@ from a2a_trio import model as m
 from a2a_trio.errors import StoreError, TaskNotCancelableError, UnsupportedOperationError
 from a2a_trio.runtime import RuntimeConfig, TaskRuntime, TaskStream
 from a2a_trio.runtime._runtime import RESTART_MESSAGE
-from a2a_trio.store import ANONYMOUS, MemoryTaskStore, TaskStore, open_store
+from a2a_trio.store import (
+    ANONYMOUS,
+    CallerScope,
+    MemoryTaskStore,
+    StoredTask,
+    TaskStore,
+    open_store,
+)
 from runtime.streams import read_all
 
 FAST = RuntimeConfig(poll_interval=0.01)
@@ -38,6 +45,12 @@ def request(text: str, skill: str | None = None, **config: object) -> m.SendMess
 
 async def drain(stream: TaskStream) -> list[m.StreamEvent]:
     return [entry.event for entry in await read_all(stream)]
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A real store to open: memory, or a SQLite file."""
+    return "memory" if request.param == "memory" else f"sqlite:///{tmp_path / 'tasks.db'}"
 
 
 async def test_cancel_reaches_the_handler_promptly(runtime: TaskRuntime) -> None:
@@ -160,8 +173,9 @@ class KillableStore:
         raise StoreError("the process is gone")
 
 
-async def crash(store: TaskStore) -> tuple[m.Task, m.Task]:
-    """Two tasks a killed process left unfinished: one WORKING, one SUBMITTED.
+async def crash(store: TaskStore, resumable: str = "redo") -> tuple[m.Task, m.Task]:
+    """Two tasks a killed process left unfinished: one WORKING, one SUBMITTED (of the
+    ``resumable`` skill, with its name as text).
 
     The runtime is shut down on a store that was killed first: like a killed process, its
     jobs record no final state, and only what they stored before remains.
@@ -172,7 +186,7 @@ async def crash(store: TaskStore) -> tuple[m.Task, m.Task]:
         await nursery.start(doomed.run)
         plain = await doomed.send(ANONYMOUS, request("crash", "gated", return_immediately=True))
         await trio.testing.wait_all_tasks_blocked()  # it reported progress, waits at its gate
-        redo = await doomed.send(ANONYMOUS, request("crash", "redo", return_immediately=True))
+        redo = await doomed.send(ANONYMOUS, request(resumable, resumable, return_immediately=True))
         killable.dead = True
         nursery.cancel_scope.cancel()  # neither job can record a result now
     assert isinstance(plain, m.Task) and isinstance(redo, m.Task)
@@ -194,15 +208,17 @@ async def test_restart_fails_unfinished_tasks_and_reruns_resumable_ones() -> Non
         assert failed.status.message.parts == (m.TextPart(RESTART_MESSAGE),)
         await trio.testing.wait_all_tasks_blocked()  # the re-run job has finished
         redone = await runtime.get(ANONYMOUS, resumable.id, None)
-        assert redone.artifacts[0].parts == (m.TextPart("redone crash"),)
-        # The stored event log continues after the crash: a resubscriber replays it in order.
+        assert redone.artifacts[0].parts == (m.TextPart("redone redo"),)
+        # The stored event log continues after the crash: a resubscriber replays it in order,
+        # to the FAILED event carrying the stored status.
         stream = await runtime.subscribe(ANONYMOUS, plain.id, last_event_id=0)
         replayed = await read_all(stream)
         assert [entry.seq for entry in replayed] == [1, 2, 3]
         assert isinstance(replayed[-1].event, m.TaskStatusUpdateEvent)
-        assert replayed[-1].event.status.state is m.TaskState.FAILED
+        assert replayed[-1].event.status == failed.status
         # The re-run's log goes on after the stored one, from a snapshot of the task.
-        logged = await store.load_events(ANONYMOUS, resumable.id)
+        stream = await runtime.subscribe(ANONYMOUS, resumable.id, last_event_id=0)
+        logged = [(entry.seq, entry.event) for entry in await read_all(stream)]
         assert [(seq, type(event)) for seq, event in logged] == [
             (1, m.Task),
             (2, m.Task),
@@ -210,6 +226,117 @@ async def test_restart_fails_unfinished_tasks_and_reruns_resumable_ones() -> Non
             (4, m.TaskStatusUpdateEvent),
         ]
         nursery.cancel_scope.cancel()
+
+
+class HeldStore:
+    """A store that holds one task's writes, as a slow database would: each ``update_task`` of
+    ``task_id`` waits for ``release``, before writing or (``stored_first``) after."""
+
+    def __init__(self, store: TaskStore, task_id: str, *, stored_first: bool) -> None:
+        self.store = store
+        self.task_id = task_id
+        self.stored_first = stored_first
+        self.holding = trio.Event()
+        self.release = trio.Event()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    async def update_task(
+        self, scope: CallerScope, task_id: str, *args: Any, **kwargs: Any
+    ) -> StoredTask:
+        held = task_id == self.task_id
+        if held and not self.stored_first:
+            await self._hold()
+        stored = await self.store.update_task(scope, task_id, *args, **kwargs)
+        if held and self.stored_first:
+            await self._hold()
+        return stored
+
+    async def _hold(self) -> None:
+        self.holding.set()
+        await self.release.wait()
+
+
+@pytest.mark.parametrize("finished_logs", [0, 10], ids=["log dropped", "log kept"])
+@pytest.mark.parametrize("stored_first", [False, True], ids=["held unstored", "held stored"])
+async def test_a_rerun_task_replays_from_the_store_without_losing_or_repeating(
+    store_url: str, finished_logs: int, stored_first: bool
+) -> None:
+    """A re-run's in-memory log starts after the stored one: a resubscriber from the start gets
+    the rest from the store, while it runs (its write caught before or after the store has
+    the event) and after it finished (its in-memory log kept or dropped)."""
+    config = RuntimeConfig(poll_interval=0.01, finished_logs=finished_logs)
+    async with open_store(store_url) as store:
+        _plain, task = await crash(store, "gated_redo")
+        agents.gates["gated_redo"] = gate = trio.Event()
+        gate.set()  # the re-run runs straight through but for its held first write
+        held = HeldStore(store, task.id, stored_first=stored_first)
+        async with trio.open_nursery() as nursery:
+            runtime = TaskRuntime(agents.agent, held, config)
+            await nursery.start(runtime.run)
+            with trio.fail_after(5):
+                await held.holding.wait()
+                running = await runtime.subscribe(ANONYMOUS, task.id, last_event_id=0)
+                held.release.set()
+                live = await read_all(running)
+                ended = await runtime.subscribe(ANONYMOUS, task.id, last_event_id=0)
+                finished = await read_all(ended)
+            nursery.cancel_scope.cancel()
+        logged = list(await store.load_events(ANONYMOUS, task.id))
+    assert [(seq, type(event)) for seq, event in logged] == [
+        (1, m.Task),
+        (2, m.Task),  # the re-run's snapshot
+        (3, m.TaskStatusUpdateEvent),  # WORKING, the held write
+        (4, m.TaskArtifactUpdateEvent),  # "opened"
+        (5, m.TaskArtifactUpdateEvent),  # "done", the result
+        (6, m.TaskStatusUpdateEvent),  # COMPLETED
+    ]
+    assert [(entry.seq, entry.event) for entry in live] == logged
+    assert [(entry.seq, entry.event) for entry in finished] == logged
+
+
+async def test_cancel_after_a_restart_ends_the_stored_log(store_url: str) -> None:
+    async with open_store(store_url) as store:
+        async with trio.open_nursery() as nursery:
+            first = TaskRuntime(agents.agent, store, FAST)
+            await nursery.start(first.run)
+            asked = await first.send(ANONYMOUS, request("q", "ask"))
+            assert isinstance(asked, m.Task)
+            nursery.cancel_scope.cancel()  # the waiting task outlives its handler
+        async with trio.open_nursery() as nursery:
+            second = TaskRuntime(agents.agent, store, FAST)
+            await nursery.start(second.run)
+            canceled = await second.cancel(ANONYMOUS, asked.id)
+            stream = await second.subscribe(ANONYMOUS, asked.id, last_event_id=0)
+            replayed = await read_all(stream)
+            nursery.cancel_scope.cancel()
+    assert canceled.status.state is m.TaskState.CANCELED
+    assert [entry.seq for entry in replayed] == list(range(1, len(replayed) + 1))
+    waited, final = replayed[-2].event, replayed[-1].event
+    assert isinstance(waited, m.TaskStatusUpdateEvent)
+    assert waited.status.state is m.TaskState.INPUT_REQUIRED
+    assert isinstance(final, m.TaskStatusUpdateEvent) and final.status == canceled.status
+
+
+async def test_cancel_after_a_lost_final_write_ends_the_log(nursery: trio.Nursery) -> None:
+    killable = KillableStore(MemoryTaskStore())
+    runtime = TaskRuntime(agents.agent, killable, FAST)
+    await nursery.start(runtime.run)
+    agents.gates["lost"] = gate = trio.Event()
+    task = await runtime.send(ANONYMOUS, request("lost", "gated", return_immediately=True))
+    assert isinstance(task, m.Task)
+    await trio.testing.wait_all_tasks_blocked()  # it reported progress, waits at its gate
+    killable.dead = True
+    gate.set()
+    await trio.testing.wait_all_tasks_blocked()  # its job ended; no result was stored
+    killable.dead = False
+    canceled = await runtime.cancel(ANONYMOUS, task.id)
+    # The job's kept log ends without a final event; the store's log has the cancellation.
+    replayed = await read_all(await runtime.subscribe(ANONYMOUS, task.id, last_event_id=0))
+    assert [entry.seq for entry in replayed] == [1, 2, 3]
+    assert isinstance(replayed[-1].event, m.TaskStatusUpdateEvent)
+    assert replayed[-1].event.status == canceled.status
 
 
 async def test_a_restarted_runtime_replays_a_task_as_it_was_streamed(tmp_path: Path) -> None:

@@ -100,3 +100,6 @@ async def parked(ctx: TaskContext) -> CountingJob:
 async def redo(ctx: TaskContext) -> str:
     """A resumable skill: after a crash it is simply run again."""
     return "redone " + ctx.text
+
+
+agent.skill("gated_redo", description="The gated skill, resumable.", resumable=True)(gated)
