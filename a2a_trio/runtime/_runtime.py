@@ -58,7 +58,7 @@ from ._outcome import (
     value_to_artifacts,
     value_to_parts,
 )
-from ._parked import DEFAULT_POLL_INTERVAL, JobCanceled, JobHandle, poll_job
+from ._parked import DEFAULT_POLL_INTERVAL, JobCanceled, is_job_handle, poll_job
 from ._stream import TaskStream
 
 logger = logging.getLogger("a2a_trio.runtime")
@@ -430,17 +430,17 @@ class TaskRuntime:
                     state=m.TaskState.FAILED,
                     status_message=agent_message(job.task, SHUTDOWN_MESSAGE),
                 )
-            with trio.CancelScope(shield=True):
-                if final is not None:
-                    with trio.move_on_after(self.config.finalize_timeout):
-                        await self._settle(job, final)
-                self._retire(job)
+            if final is not None:  # shielded from the runtime's cancellation, but bounded
+                deadline = trio.current_time() + self.config.finalize_timeout
+                with trio.CancelScope(shield=True, deadline=deadline):
+                    await self._settle(job, final)
+            self._retire(job)
 
     async def _execute(self, job: Job, ctx: TaskContext) -> TaskUpdate:
         """Run the handler; its outcome as the task's final update."""
         try:
             value = await job.skill.handler(ctx)
-            if isinstance(value, JobHandle):
+            if is_job_handle(value):
                 job.parked = True
                 value = await poll_job(ctx, value, interval=self.config.poll_interval)
             return _completion(job.task, value)  # inside: an unusable value fails this task
