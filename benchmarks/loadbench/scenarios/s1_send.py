@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import statistics
+
 from loadbench import payloads
 from loadbench.load import LoadResult, closed_loop
 from loadbench.scenario import OURS, SDK, Goal, Section, Settings, open_servers
@@ -18,6 +20,16 @@ COLUMNS = (
     "req per server CPU s",
     "errors",
 )
+P99_ROUNDS = 3
+"""Concurrency 1 runs in this many interleaved rounds per server: a p99 over one window is the
+30-40 slowest requests, and a burst of other work on the machine (a neighbour, the hypervisor)
+lands all of them in one server's window.  Every round is a row; the goal reads the median."""
+
+
+ROUNDS_NOTE = (
+    f"concurrency 1 runs in {P99_ROUNDS} interleaved rounds per server (a row each); the p99 goal "
+    "reads the median round, the ratios count every round"
+)
 CPU_NOTE = (
     "server CPU ms/req is the server's user+system CPU time (/proc/<pid>/stat) over the window "
     "divided by the requests in it; req per server CPU s is its inverse: the rate the server "
@@ -25,38 +37,64 @@ CPU_NOTE = (
 )
 
 
+def rounds_at(concurrency: int) -> int:
+    return P99_ROUNDS if concurrency == 1 else 1
+
+
 async def measure_send(
     names: tuple[str, ...], settings: Settings, section: Section
-) -> dict[tuple[str, int], LoadResult]:
-    """Run the send load against each server, interleaved per concurrency level."""
-    results: dict[tuple[str, int], LoadResult] = {}
+) -> dict[tuple[str, int], list[LoadResult]]:
+    """Run the send load against each server, interleaved per concurrency level (and, at
+    concurrency 1, per round)."""
+    results: dict[tuple[str, int], list[LoadResult]] = {}
     async with open_servers(names, settings) as servers:
         for concurrency in CONCURRENCY:
-            for name, server in servers.items():
-                result = await closed_loop(
-                    server.port,
-                    payloads.send_message,
-                    concurrency=concurrency,
-                    warmup=settings.pick(0.3, 1.0),
-                    duration=settings.pick(1.5, 8.0),
-                    cpu=server.cpu_seconds,
-                )
-                results[name, concurrency] = result
-                lat = result.latency
-                section.add(
-                    name,
-                    concurrency,
-                    result.rate,
-                    lat.p50_ms,
-                    lat.p99_ms,
-                    result.cpu_ms,
-                    result.capacity,
-                    result.errors,
-                )
-                print(f"  {name} c={concurrency}: {result.rate:,.0f} req/s", flush=True)
-                if result.errors:
-                    section.notes.append(f"{name} c={concurrency} errors: {result.error_sample}")
+            rounds = rounds_at(concurrency)
+            for _round in range(rounds):
+                for name, server in servers.items():
+                    result = await closed_loop(
+                        server.port,
+                        payloads.send_message,
+                        concurrency=concurrency,
+                        warmup=settings.pick(0.3, 1.0),
+                        duration=settings.pick(1.5, 8.0) / rounds,
+                        cpu=server.cpu_seconds,
+                    )
+                    results.setdefault((name, concurrency), []).append(result)
+                    lat = result.latency
+                    section.add(
+                        name,
+                        concurrency,
+                        result.rate,
+                        lat.p50_ms,
+                        lat.p99_ms,
+                        result.cpu_ms,
+                        result.capacity,
+                        result.errors,
+                    )
+                    print(f"  {name} c={concurrency}: {result.rate:,.0f} req/s", flush=True)
+                    if result.errors:
+                        section.notes.append(
+                            f"{name} c={concurrency} errors: {result.error_sample}"
+                        )
     return results
+
+
+def median_p99(rounds: list[LoadResult]) -> float:
+    """The median of the rounds' p99 latencies, in ms."""
+    return statistics.median(r.latency.p99_ms for r in rounds) if rounds else float("nan")
+
+
+def total_rate(rounds: list[LoadResult]) -> float:
+    """Requests per second over all rounds together."""
+    seconds = sum(r.seconds for r in rounds)
+    return sum(len(r.latencies) for r in rounds) / seconds if seconds else float("nan")
+
+
+def total_capacity(rounds: list[LoadResult]) -> float:
+    """Requests per server CPU second over all rounds together."""
+    cpu = sum(r.server_cpu for r in rounds)
+    return sum(len(r.latencies) for r in rounds) / cpu if cpu > 0 else float("nan")
 
 
 async def run(settings: Settings) -> Section:
@@ -66,17 +104,20 @@ async def run(settings: Settings) -> Section:
     )
     results = await measure_send((OURS, SDK), settings, section)
     section.notes.append(CPU_NOTE)
+    section.notes.append(ROUNDS_NOTE)
     for concurrency in CONCURRENCY:
-        ours, sdk = results.get((OURS, concurrency)), results.get((SDK, concurrency))
+        ours, sdk = results.get((OURS, concurrency), []), results.get((SDK, concurrency), [])
         if ours and sdk:
+            rate = ratio(total_rate(ours), total_rate(sdk))
+            per_cpu = ratio(total_capacity(ours), total_capacity(sdk))
             section.notes.append(
-                f"c={concurrency}: a2a_trio / a2a-sdk = {ratio(ours.rate, sdk.rate):.2f}x req/s, "
-                f"{ratio(ours.capacity, sdk.capacity):.2f}x req per server CPU second"
+                f"c={concurrency}: a2a_trio / a2a-sdk = {rate:.2f}x req/s, "
+                f"{per_cpu:.2f}x req per server CPU second"
             )
     for concurrency in (16, 64):
-        ours, sdk = results.get((OURS, concurrency)), results.get((SDK, concurrency))
-        x = ratio(ours.rate, sdk.rate) if ours and sdk else float("nan")
-        per_cpu = ratio(ours.capacity, sdk.capacity) if ours and sdk else float("nan")
+        ours, sdk = results.get((OURS, concurrency), []), results.get((SDK, concurrency), [])
+        x = ratio(total_rate(ours), total_rate(sdk)) if ours and sdk else float("nan")
+        per_cpu = ratio(total_capacity(ours), total_capacity(sdk)) if ours and sdk else float("nan")
         section.goals.append(
             Goal(
                 f"c={concurrency}: a2a_trio >= 2.5x SDK req/s",
@@ -84,9 +125,14 @@ async def run(settings: Settings) -> Section:
                 f"{x:.2f}x wall clock; {per_cpu:.2f}x per server CPU second",
             )
         )
-    c1 = results.get((OURS, 1))
-    p99 = c1.latency.p99_ms if c1 else float("nan")
+    c1 = results.get((OURS, 1), [])
+    p99 = median_p99(c1)
+    each = ", ".join(f"{r.latency.p99_ms:.2f}" for r in c1)
     section.goals.append(
-        Goal("c=1: a2a_trio p99 <= 3 ms", p99 == p99 and p99 <= 3.0, f"{p99:.2f} ms")
+        Goal(
+            "c=1: a2a_trio p99 <= 3 ms",
+            p99 == p99 and p99 <= 3.0,
+            f"{p99:.2f} ms (median of the rounds' p99: {each} ms)",
+        )
     )
     return section

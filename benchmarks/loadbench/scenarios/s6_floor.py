@@ -9,7 +9,16 @@ from __future__ import annotations
 import attrs
 
 from loadbench.scenario import OURS, Section, Settings
-from loadbench.scenarios.s1_send import COLUMNS, CONCURRENCY, CPU_NOTE, measure_send
+from loadbench.scenarios.s1_send import (
+    COLUMNS,
+    CONCURRENCY,
+    CPU_NOTE,
+    ROUNDS_NOTE,
+    measure_send,
+    median_p99,
+    total_capacity,
+    total_rate,
+)
 from loadbench.stats import ratio
 
 FLOORS = ("asgi floor", "quart floor")
@@ -23,15 +32,20 @@ async def run(settings: Settings) -> Section:
     wide = attrs.evolve(settings, servers=(*settings.servers, *FLOORS))
     results = await measure_send((OURS, *FLOORS), wide, section)
     section.notes.append(CPU_NOTE)
+    section.notes.append(ROUNDS_NOTE)
     for concurrency in CONCURRENCY:
-        ours = results.get((OURS, concurrency))
+        ours = results.get((OURS, concurrency), [])
         for floor in FLOORS:
-            base = results.get((floor, concurrency))
+            base = results.get((floor, concurrency), [])
             if ours and base:
-                share = ratio(ours.rate, base.rate)
-                per_cpu = ratio(ours.capacity, base.capacity)
+                share = ratio(total_rate(ours), total_rate(base))
+                per_cpu = ratio(total_capacity(ours), total_capacity(base))
                 section.notes.append(
                     f"c={concurrency}: a2a_trio reaches {share:.0%} of the {floor}'s req/s "
                     f"({per_cpu:.0%} per server CPU second)"
                 )
+    for name in (OURS, *FLOORS):
+        if rounds := results.get((name, 1), []):
+            p99 = median_p99(rounds)
+            section.notes.append(f"c=1: {name} p99, median of the rounds: {p99:.2f} ms")
     return section
