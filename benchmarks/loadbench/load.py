@@ -7,8 +7,10 @@ A hard deadline past the window bounds the run even if a server stalls.
 
 from __future__ import annotations
 
+import gc
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import attrs
 import trio
@@ -118,6 +120,19 @@ async def _sample_cpu(cpu: Callable[[], float], window: Window, result: LoadResu
     result.server_cpu = cpu() - began
 
 
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection in the load generator while it measures: its pauses would
+    be counted as the server's latency.  A run is seconds long, and reference counting still
+    frees everything that is not in a cycle."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 async def closed_loop(
     port: int,
     make_body: Callable[[], bytes],
@@ -136,7 +151,7 @@ async def closed_loop(
     result = LoadResult(seconds=duration)
     window = Window.after(warmup, duration)
     worker = _stream_worker if streaming else _request_worker
-    with trio.move_on_after(warmup + duration + GRACE) as scope:
+    with collector_paused(), trio.move_on_after(warmup + duration + GRACE) as scope:
         async with trio.open_nursery() as nursery:
             for _ in range(concurrency):
                 nursery.start_soon(worker, port, make_body, window, result)

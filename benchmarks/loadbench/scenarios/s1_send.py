@@ -20,15 +20,14 @@ COLUMNS = (
     "req per server CPU s",
     "errors",
 )
-P99_ROUNDS = 3
-"""Concurrency 1 runs in this many interleaved rounds per server: a p99 over one window is the
-30-40 slowest requests, and a burst of other work on the machine (a neighbour, the hypervisor)
-lands all of them in one server's window.  Every round is a row; the goal reads the median."""
-
-
+ROUNDS = 3
+"""Each concurrency level runs in this many interleaved rounds per server, a row each: a burst
+of other work on a shared machine (a neighbour, the hypervisor) then lands in one round of one
+server instead of a whole measurement.  A p99 over one window is its 30-40 slowest requests, so
+the p99 goal reads the median round; the rate ratios count every round."""
 ROUNDS_NOTE = (
-    f"concurrency 1 runs in {P99_ROUNDS} interleaved rounds per server (a row each); the p99 goal "
-    "reads the median round, the ratios count every round"
+    f"each concurrency level runs in {ROUNDS} interleaved rounds per server (a row each); the p99 "
+    "goal reads the median round, the ratios count every round"
 )
 CPU_NOTE = (
     "server CPU ms/req is the server's user+system CPU time (/proc/<pid>/stat) over the window "
@@ -37,27 +36,21 @@ CPU_NOTE = (
 )
 
 
-def rounds_at(concurrency: int) -> int:
-    return P99_ROUNDS if concurrency == 1 else 1
-
-
 async def measure_send(
     names: tuple[str, ...], settings: Settings, section: Section
 ) -> dict[tuple[str, int], list[LoadResult]]:
-    """Run the send load against each server, interleaved per concurrency level (and, at
-    concurrency 1, per round)."""
+    """Run the send load against each server, interleaved per concurrency level and round."""
     results: dict[tuple[str, int], list[LoadResult]] = {}
     async with open_servers(names, settings) as servers:
         for concurrency in CONCURRENCY:
-            rounds = rounds_at(concurrency)
-            for _round in range(rounds):
+            for _round in range(ROUNDS):
                 for name, server in servers.items():
                     result = await closed_loop(
                         server.port,
                         payloads.send_message,
                         concurrency=concurrency,
                         warmup=settings.pick(0.3, 1.0),
-                        duration=settings.pick(1.5, 8.0) / rounds,
+                        duration=settings.pick(1.5, 8.0) / ROUNDS,
                         cpu=server.cpu_seconds,
                     )
                     results.setdefault((name, concurrency), []).append(result)

@@ -20,6 +20,7 @@ import trio
 
 from loadbench import payloads
 from loadbench.held import StreamPool
+from loadbench.load import collector_paused
 from loadbench.scenario import OURS, SDK, Goal, Section, Settings, open_servers
 from loadbench.servers import Server
 from loadbench.stats import Latency
@@ -60,11 +61,12 @@ async def _fan_out(
         nursery.start_soon(pool.run)
         with trio.move_on_after(settings.pick(30.0, 120.0)):
             await pool.settled.wait()
-        cpu0 = server.cpu_seconds()
-        await trio.Path(trigger).touch()
-        with trio.move_on_after(events * INTERVAL + settings.pick(20.0, 60.0)):
-            await pool.finished.wait()
-        cpu = server.cpu_seconds() - cpu0
+        with collector_paused():
+            cpu0 = server.cpu_seconds()
+            await trio.Path(trigger).touch()
+            with trio.move_on_after(events * INTERVAL + settings.pick(20.0, 60.0)):
+                await pool.finished.wait()
+            cpu = server.cpu_seconds() - cpu0
         nursery.cancel_scope.cancel()
     delays = [d for stream in pool.streams for d in stream.delays]
     lat = Latency.of(delays)
