@@ -279,6 +279,8 @@ def check_new_task(scope: CallerScope, task: m.Task, idempotency_key: str | None
 
 def check_keys(keys: dict[str, str]) -> None:
     """Refuse a key (by JSON path) that could not be stored."""
+    if "\x00" not in "".join(keys.values()):
+        return  # every create checks five keys: one scan instead of five generators
     for path, key in keys.items():
         if not storable(key):
             raise InvalidParamsError("must not contain a NUL character", path=path)
