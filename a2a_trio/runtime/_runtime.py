@@ -44,6 +44,7 @@ from ..store import (
     TaskQuery,
     TaskStore,
     TaskUpdate,
+    apply_update,
     trim_task,
 )
 from ._agent import Agent, Skill
@@ -307,21 +308,35 @@ class TaskRuntime:
         # Waiting for input with no live handler (e.g. after a restart): run the skill again
         # on the stored history, which now ends with this message.
         skill = self.agent.resolve(task.history[0] if task.history else message)
-        update = TaskUpdate(state=m.TaskState.WORKING, messages=(bound,))
-        stored = await self.store.update_task(
-            scope, task_id, update, expected_version=stored.version
-        )
-        return await self._rerun(scope, stored, skill, bound)
+        update = TaskUpdate(state=m.TaskState.WORKING, messages=(bound,), timestamp=m.utcnow())
+        return await self._rerun(scope, stored, skill, bound, update)
 
     async def _rerun(
-        self, scope: CallerScope, stored: StoredTask, skill: Skill, message: m.Message
+        self,
+        scope: CallerScope,
+        stored: StoredTask,
+        skill: Skill,
+        message: m.Message,
+        update: TaskUpdate | None = None,
     ) -> Job:
-        """Start ``skill`` again on a stored task; its log goes on after the stored events,
-        with the task's snapshot, stored first like every event a job publishes."""
+        """Start ``skill`` again on a stored task, after ``update`` (a follow-up message) if
+        given.  Its log goes on after the stored events with the task's snapshot, stored like
+        every event a job publishes: in the same write as the update (whose timestamp is fixed
+        beforehand, so the snapshot is exactly the stored task)."""
         task = stored.task
         last_seq = await self._last_stored_seq(scope, task.id)
-        await self.store.append_events(scope, task.id, [(last_seq + 1, task)])
-        return self._start(scope, task, stored.version, skill, message, last_seq=last_seq)
+        if update is None:
+            await self.store.append_events(scope, task.id, [(last_seq + 1, task)])
+        else:
+            snapshot = apply_update(task, update, now=update.timestamp or m.utcnow())
+            stored = await self.store.update_task(
+                scope,
+                task.id,
+                update,
+                expected_version=stored.version,
+                events=[(last_seq + 1, snapshot)],
+            )
+        return self._start(scope, stored.task, stored.version, skill, message, last_seq=last_seq)
 
     async def _last_stored_seq(self, scope: CallerScope, task_id: str) -> int:
         events = await self.store.load_events(scope, task_id)

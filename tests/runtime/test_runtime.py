@@ -153,6 +153,11 @@ async def test_shutdown_fails_running_tasks_and_keeps_waiting_ones() -> None:
     assert [seq for seq, _event in logged] == [1, 2, 3, 4]
     snapshot = logged[2][1]
     assert isinstance(snapshot, m.Task) and snapshot.status.state is m.TaskState.WORKING
+    # stored in the same write as the follow-up: exactly the task as that write left it
+    assert snapshot.history == again.history[:3]
+    assert snapshot.history[-1].parts == (m.TextPart("Bo"),)
+    assert snapshot.status.timestamp is not None
+    assert snapshot.status.timestamp <= again.status.timestamp
 
 
 class KillableStore:
