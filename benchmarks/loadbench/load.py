@@ -161,3 +161,15 @@ async def closed_loop(
         result.errors += 1
         result.error_sample = result.error_sample or "run hit its hard deadline"
     return result
+
+
+def total_rate(rounds: list[LoadResult]) -> float:
+    """Requests per second over all rounds together."""
+    seconds = sum(r.seconds for r in rounds)
+    return sum(len(r.latencies) for r in rounds) / seconds if seconds else float("nan")
+
+
+def total_capacity(rounds: list[LoadResult]) -> float:
+    """Requests per server CPU second over all rounds together."""
+    cpu = sum(r.server_cpu for r in rounds)
+    return sum(len(r.latencies) for r in rounds) / cpu if cpu > 0 else float("nan")

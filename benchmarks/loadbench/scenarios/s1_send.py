@@ -5,7 +5,7 @@ from __future__ import annotations
 import statistics
 
 from loadbench import payloads
-from loadbench.load import LoadResult, closed_loop
+from loadbench.load import LoadResult, closed_loop, total_capacity, total_rate
 from loadbench.scenario import OURS, SDK, Goal, Section, Settings, open_servers
 from loadbench.stats import ratio
 
@@ -76,18 +76,6 @@ async def measure_send(
 def median_p99(rounds: list[LoadResult]) -> float:
     """The median of the rounds' p99 latencies, in ms."""
     return statistics.median(r.latency.p99_ms for r in rounds) if rounds else float("nan")
-
-
-def total_rate(rounds: list[LoadResult]) -> float:
-    """Requests per second over all rounds together."""
-    seconds = sum(r.seconds for r in rounds)
-    return sum(len(r.latencies) for r in rounds) / seconds if seconds else float("nan")
-
-
-def total_capacity(rounds: list[LoadResult]) -> float:
-    """Requests per server CPU second over all rounds together."""
-    cpu = sum(r.server_cpu for r in rounds)
-    return sum(len(r.latencies) for r in rounds) / cpu if cpu > 0 else float("nan")
 
 
 async def run(settings: Settings) -> Section:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import attrs
 
+from loadbench.load import total_capacity, total_rate
 from loadbench.scenario import OURS, Section, Settings
 from loadbench.scenarios.s1_send import (
     COLUMNS,
@@ -16,8 +17,6 @@ from loadbench.scenarios.s1_send import (
     ROUNDS_NOTE,
     measure_send,
     median_p99,
-    total_capacity,
-    total_rate,
 )
 from loadbench.stats import ratio
 
