@@ -97,24 +97,7 @@ class Job:
 
     def _events(self, update: TaskUpdate, chunk: tuple[bool, bool] | None) -> list[SequencedEvent]:
         """The stream events ``update`` produces, numbered on from the log's last event."""
-        append, last = chunk or (False, True)
-        context_id = self.task.context_id
-        events: list[m.StreamEvent] = [
-            m.TaskArtifactUpdateEvent(
-                task_id=self.id,
-                context_id=context_id,
-                artifact=write.artifact,
-                append=append,
-                last_chunk=last,
-            )
-            for write in update.artifacts
-        ]
-        if update.state is not None:
-            status = m.TaskStatus(update.state, update.status_message, update.timestamp)
-            events.append(
-                m.TaskStatusUpdateEvent(task_id=self.id, context_id=context_id, status=status)
-            )
-        return list(enumerate(events, start=self.log.last_seq + 1))
+        return list(enumerate(update_events(self.task, update, chunk), start=self.log.last_seq + 1))
 
     async def wait_settled(self) -> m.Task:
         """Block until the task is terminal or waiting for input (what a blocking send awaits)."""
@@ -148,3 +131,28 @@ class Job:
 def replace_history_message(task: m.Task, message: m.Message) -> m.Message:
     """``message`` bound to ``task`` (ids set), as stored in its history."""
     return attrs.evolve(message, task_id=task.id, context_id=task.context_id)
+
+
+def update_events(
+    task: m.Task, update: TaskUpdate, chunk: tuple[bool, bool] | None = None
+) -> list[m.StreamEvent]:
+    """The stream events an update of ``task`` produces: its artifacts, then its status (built
+    from the update's own timestamp, which the caller fixed so it equals the stored status).
+    ``chunk`` is (append, last_chunk) for a single streamed artifact write."""
+    append, last = chunk or (False, True)
+    events: list[m.StreamEvent] = [
+        m.TaskArtifactUpdateEvent(
+            task_id=task.id,
+            context_id=task.context_id,
+            artifact=write.artifact,
+            append=append,
+            last_chunk=last,
+        )
+        for write in update.artifacts
+    ]
+    if update.state is not None:
+        status = m.TaskStatus(update.state, update.status_message, update.timestamp)
+        events.append(
+            m.TaskStatusUpdateEvent(task_id=task.id, context_id=task.context_id, status=status)
+        )
+    return events

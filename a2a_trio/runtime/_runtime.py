@@ -50,7 +50,7 @@ from ..store import (
 from ._agent import Agent, Skill
 from ._context import TaskContext
 from ._eventlog import EventLog, EventLogLimits, LogEntry, ReplayGap
-from ._job import Job
+from ._job import Job, update_events
 from ._outcome import (
     INTERNAL_FAILURE,
     TaskFailed,
@@ -371,11 +371,10 @@ class TaskRuntime:
         task = stored.task
         message = agent_message(task, text)
         update = TaskUpdate(state=state, status_message=message, timestamp=m.utcnow())
-        status = m.TaskStatus(state, message, update.timestamp)  # exactly the stored status
-        event = m.TaskStatusUpdateEvent(task.id, task.context_id, status)
-        seq = await self._last_stored_seq(scope, task.id) + 1
+        first = await self._last_stored_seq(scope, task.id) + 1
+        events = list(enumerate(update_events(task, update), start=first))
         return await self.store.update_task(
-            scope, task.id, update, expected_version=stored.version, events=[(seq, event)]
+            scope, task.id, update, expected_version=stored.version, events=events
         )
 
     def _skill_for(self, task: m.Task) -> Skill | None:
