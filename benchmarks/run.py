@@ -29,7 +29,8 @@ from loadbench.scenarios import (
     s6_floor,
     s7_retention,
 )
-from loadbench.servers import pin_loadgen
+from loadbench.servers import LOADGEN_CPU, SERVER_CPU, pin_loadgen
+from loadbench.stalls import measure_stalls
 
 SCENARIOS: dict[int, Callable[[Settings], Awaitable[Section]]] = {
     1: s1_send.run,
@@ -70,7 +71,18 @@ def _raise_fd_limit() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
-async def _run_all(numbers: list[int], settings: Settings) -> list[Section]:
+async def _machine_stalls(settings: Settings) -> list[str]:
+    """Header lines: how often the machine took each CPU away before the scenarios ran."""
+    if not settings.pinned:
+        return []
+    window = settings.pick(1.0, 3.0)
+    found = await measure_stalls((SERVER_CPU, LOADGEN_CPU), window)
+    described = "; ".join(s.describe() for s in found)
+    return [f"- Machine stalls (a busy loop on each CPU for {window:g} s, no server): {described}"]
+
+
+async def _run_all(numbers: list[int], settings: Settings) -> tuple[list[str], list[Section]]:
+    stalls = await _machine_stalls(settings)
     sections = []
     for number in numbers:
         print(f"# scenario {number}", flush=True)
@@ -84,7 +96,7 @@ async def _run_all(numbers: list[int], settings: Settings) -> list[Section]:
         )
         sections.append(section)
         print(f"  ({elapsed:.0f} s, load average {load:.1f})", flush=True)
-    return sections
+    return stalls, sections
 
 
 def main() -> None:
@@ -99,9 +111,10 @@ def main() -> None:
     )
     numbers = sorted(set(args.only or SCENARIOS))
     started = time.strftime("%Y-%m-%dT%H%M%SZ", time.gmtime())
-    sections = trio.run(_run_all, numbers, settings)
+    stalls, sections = trio.run(_run_all, numbers, settings)
     header = [f"- Run: {started}, scenarios {', '.join(map(str, numbers))}"]
     header += machine(quick=args.quick, pinned=pinned, a2a_trio_from=args.a2a_trio_from)
+    header += stalls
     report = render("a2a_trio benchmarks", header, sections)
     print(report)
     if not args.no_save:

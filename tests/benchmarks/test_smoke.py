@@ -8,6 +8,7 @@ held tasks complete. The figures come from ``benchmarks/run.py``.
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import trio
@@ -19,6 +20,7 @@ from loadbench.report import render
 from loadbench.scenario import OURS, Section, Settings, open_servers
 from loadbench.servers import ServerOptions
 from loadbench.sse import SseParser
+from loadbench.stalls import Stalls, measure_stalls, stalls_over
 from loadbench.stats import percentile
 from loadbench.tasks import create_tasks
 
@@ -48,6 +50,24 @@ def test_report_renders_a_section() -> None:
     section.add("a2a_trio", 1234.5)
     text = render("t", ["- header"], [section])
     assert "| a2a_trio | 1,234 |" in text
+
+
+def test_stall_counts() -> None:
+    stalls = Stalls(cpu=0, seconds=2.0, gaps=(0.0003, 0.0012, 0.0025, 0.006))
+    assert stalls.per_second(1.0) == 1.5  # three gaps over 1 ms in two seconds
+    assert stalls.per_second(5.0) == 0.5
+    assert math.isclose(stalls.lost_share, 0.005)  # 10 ms lost in 2 s
+    assert stalls.longest_ms == 6.0
+    assert stalls_over([stalls, stalls], 2.0) == 2.0
+    assert "1.5/s > 1 ms" in stalls.describe()
+
+
+async def test_stall_probe_runs_pinned() -> None:
+    cpu = min(os.sched_getaffinity(0))
+    (found,) = await measure_stalls((cpu,), 0.2)
+    assert found.cpu == cpu
+    assert all(gap > 0.0002 for gap in found.gaps)
+    assert found.lost_share < 1.0
 
 
 async def test_harness_against_a2a_trio(tmp_path: Path) -> None:

@@ -17,6 +17,8 @@ from loadbench.scenarios.s1_send import (
     ROUNDS_NOTE,
     measure_send,
     median_p99,
+    stall_note,
+    stalls_notes,
 )
 from loadbench.stats import ratio
 
@@ -29,9 +31,11 @@ async def run(settings: Settings) -> Section:
         COLUMNS,
     )
     wide = attrs.evolve(settings, servers=(*settings.servers, *FLOORS))
-    results = await measure_send((OURS, *FLOORS), wide, section)
+    run = await measure_send((OURS, *FLOORS), wide, section)
+    results = run.results
     section.notes.append(CPU_NOTE)
     section.notes.append(ROUNDS_NOTE)
+    section.notes.extend(stalls_notes(run.stalls))
     for concurrency in CONCURRENCY:
         ours = results.get((OURS, concurrency), [])
         for floor in FLOORS:
@@ -47,4 +51,6 @@ async def run(settings: Settings) -> Section:
         if rounds := results.get((name, 1), []):
             p99 = median_p99(rounds)
             section.notes.append(f"c=1: {name} p99, median of the rounds: {p99:.2f} ms")
+            if run.stalls:
+                section.notes.append(stall_note(name, rounds, run.stalls))
     return section
