@@ -22,11 +22,10 @@ import trio
 from loadbench import payloads
 from loadbench.client import A2A_HEADERS
 from loadbench.load import closed_loop, collector_paused
-from loadbench.scenario import Settings, open_servers
+from loadbench.scenario import FLOOR, Settings, open_servers
 from loadbench.servers import pin_loadgen
 from loadbench.stats import Latency
 
-FLOOR = "asgi floor"
 SECONDS = 3.0
 ROUNDS = 2
 
@@ -75,10 +74,7 @@ async def h11_loop(port: int, concurrency: int, seconds: float) -> list[float]:
                         break  # the server closes this connection (hypercorn's request limit)
                     conn.start_next_cycle()
 
-    with collector_paused():
-        async with trio.open_nursery() as nursery:
-            for _ in range(concurrency):
-                nursery.start_soon(worker)
+    await _run_workers(worker, concurrency)
     return latencies
 
 
@@ -96,11 +92,16 @@ async def httpx_loop(port: int, concurrency: int, seconds: float) -> list[float]
                 reply.raise_for_status()
                 latencies.append(time.perf_counter() - began)
 
-        with collector_paused():
-            async with trio.open_nursery() as nursery:
-                for _ in range(concurrency):
-                    nursery.start_soon(worker)
+        await _run_workers(worker, concurrency)
     return latencies
+
+
+async def _run_workers(worker: Callable[[], Awaitable[None]], concurrency: int) -> None:
+    """``concurrency`` copies of ``worker`` at once, with no cyclic GC pausing them."""
+    with collector_paused():
+        async with trio.open_nursery() as nursery:
+            for _ in range(concurrency):
+                nursery.start_soon(worker)
 
 
 CLIENTS: dict[str, Loop] = {

@@ -20,9 +20,9 @@ from pathlib import Path
 import trio
 from loadbench import payloads
 from loadbench.held import StreamPool
-from loadbench.scenario import OURS, SDK, Settings, open_servers
+from loadbench.scenario import FLOOR, OURS, SDK, Settings, open_servers
 from loadbench.servers import Server, ServerOptions, pin_loadgen
-from loadbench.tasks import create_tasks
+from loadbench.tasks import held_tasks
 
 HOOK = """\
 import os, signal, time, tracemalloc
@@ -34,7 +34,6 @@ def _dump(_signum, _frame):
 
 signal.signal(signal.SIGUSR1, _dump)
 """
-FLOOR = "asgi floor"
 
 
 def _dumps(folder: Path) -> set[str]:
@@ -65,10 +64,7 @@ async def profile(server_name: str, streams: int, depth: int, top: int, source: 
         options = ServerOptions(release_file=str(release), pythonpath=str(folder), env=env)
         async with open_servers((server_name,), settings, options) as servers:
             server = servers[server_name]
-            if server_name == FLOOR:
-                ids = ["floor"]
-            else:
-                ids = await create_tasks(server.port, 20, {"bench": "hold", "file": str(release)})
+            ids = await held_tasks(server, 20, release)
             first = await _snapshot(server, folder)
             pool = StreamPool(
                 server.port, [payloads.subscribe(ids[i % len(ids)]) for i in range(streams)]

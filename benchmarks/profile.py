@@ -30,7 +30,7 @@ from loadbench.held import StreamPool
 from loadbench.load import closed_loop
 from loadbench.scenario import OURS, Settings, open_servers
 from loadbench.servers import Server, pin_loadgen
-from loadbench.tasks import create_tasks
+from loadbench.tasks import create_tasks, hold_metadata
 
 RESULTS = Path(__file__).resolve().parent / "results"
 HELD_BEFORE_RECORDING = 5000
@@ -82,7 +82,7 @@ async def _fanout(server: Server, seconds: float, begin: Callable[[], Awaitable[
 async def _subscribe(server: Server, seconds: float, begin: Callable[[], Awaitable[None]]) -> str:
     with tempfile.TemporaryDirectory(prefix="a2a-bench-") as tmp:
         release = Path(tmp) / "release"
-        ids = await create_tasks(server.port, 20, {"bench": "hold", "file": str(release)})
+        ids = await create_tasks(server.port, 20, hold_metadata(release))
         pool = StreamPool(server.port, [payloads.subscribe(ids[i % 20]) for i in range(20_000)])
         async with trio.open_nursery() as nursery:
             nursery.start_soon(pool.run)

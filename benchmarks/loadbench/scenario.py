@@ -13,6 +13,8 @@ from loadbench.servers import Server, ServerOptions, open_server
 
 OURS = "a2a_trio"
 SDK = "a2a-sdk"
+FLOOR = "asgi floor"
+"""The raw ASGI app on hypercorn's trio worker: what the HTTP server alone costs."""
 
 
 @attrs.frozen

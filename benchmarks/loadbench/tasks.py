@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import trio
 
 from loadbench import payloads
 from loadbench.client import A2A_HEADERS, Connection
+from loadbench.scenario import FLOOR
+from loadbench.servers import Server
 
 POLL = 0.1
 
@@ -21,6 +24,19 @@ async def create_tasks(port: int, count: int, metadata: dict[str, Any]) -> list[
             _head, reply = await conn.post("/", body, A2A_HEADERS)
             ids.append(str(payloads.task_of(reply)["id"]))
     return ids
+
+
+def hold_metadata(release: Path) -> dict[str, str]:
+    """Metadata of a task the benchmark agent keeps WORKING until ``release`` exists."""
+    return {"bench": "hold", "file": str(release)}
+
+
+async def held_tasks(server: Server, count: int, release: Path) -> list[str]:
+    """Ids of ``count`` held tasks to subscribe to; the raw ASGI floor has no tasks and holds a
+    stream for any id, so it gets one placeholder."""
+    if server.name == FLOOR:
+        return ["floor"]
+    return await create_tasks(server.port, count, hold_metadata(release))
 
 
 async def states(port: int, task_ids: list[str]) -> dict[str, str]:

@@ -22,7 +22,7 @@ from loadbench.servers import ServerOptions
 from loadbench.sse import SseParser
 from loadbench.stalls import Stalls, measure_stalls, stalls_over
 from loadbench.stats import percentile
-from loadbench.tasks import create_tasks
+from loadbench.tasks import create_tasks, hold_metadata
 
 
 def test_chunked_response_split_anywhere() -> None:
@@ -91,7 +91,7 @@ async def test_harness_against_a2a_trio(tmp_path: Path) -> None:
         assert streamed.errors == 0, streamed.error_sample
         assert streamed.first_event
 
-        ids = await create_tasks(port, 2, {"bench": "hold", "file": str(release)})
+        ids = await create_tasks(port, 2, hold_metadata(release))
         pool = StreamPool(port, [payloads.subscribe(ids[i % 2]) for i in range(10)])
         async with trio.open_nursery() as nursery:
             nursery.start_soon(pool.run)

@@ -48,7 +48,8 @@ class SendRun:
     """Every round's result per (server, concurrency), and the machine's stalls at c=1."""
 
     results: dict[tuple[str, int], list[LoadResult]]
-    stalls: list[Stalls]
+    stalls: list[list[Stalls]]
+    """One window per c=1 round, each with a :class:`Stalls` per CPU."""
 
 
 async def measure_send(names: tuple[str, ...], settings: Settings, section: Section) -> SendRun:
@@ -58,13 +59,13 @@ async def measure_send(names: tuple[str, ...], settings: Settings, section: Sect
     machine's own stalls are measured right next to the rounds whose p99 they disturb.
     """
     results: dict[tuple[str, int], list[LoadResult]] = {}
-    stalls: list[Stalls] = []
+    stalls: list[list[Stalls]] = []
     async with open_servers(names, settings) as servers:
         for concurrency in CONCURRENCY:
             for _round in range(ROUNDS):
                 if concurrency == 1 and settings.pinned:
                     window = settings.pick(0.5, STALL_WINDOW)
-                    stalls += await measure_stalls((SERVER_CPU, LOADGEN_CPU), window)
+                    stalls.append(await measure_stalls((SERVER_CPU, LOADGEN_CPU), window))
                 for name, server in servers.items():
                     result = await closed_loop(
                         server.port,
@@ -99,7 +100,7 @@ def median_p99(rounds: list[LoadResult]) -> float:
     return statistics.median(r.latency.p99_ms for r in rounds) if rounds else float("nan")
 
 
-def stall_note(name: str, rounds: list[LoadResult], stalls: list[Stalls]) -> str:
+def stall_note(name: str, rounds: list[LoadResult], stalls: list[list[Stalls]]) -> str:
     """How many of ``name``'s c=1 requests the machine's stalls alone could push over 3 ms.
 
     A request at the median latency goes over the goal when a stall longer than the slack
@@ -109,8 +110,7 @@ def stall_note(name: str, rounds: list[LoadResult], stalls: list[Stalls]) -> str
     """
     p50 = statistics.median(r.latency.p50_ms for r in rounds)
     slack = P99_GOAL_MS - p50
-    windows = len(stalls) // 2  # each window measures both CPUs
-    per_second = stalls_over(stalls, slack) / windows if windows else float("nan")
+    per_second = statistics.mean(stalls_over(window, slack) for window in stalls)
     rate = statistics.median(r.rate for r in rounds)
     return (
         f"c=1 {name}: p50 {p50:.2f} ms leaves {slack:.2f} ms to the {P99_GOAL_MS:g} ms goal; "
@@ -119,13 +119,12 @@ def stall_note(name: str, rounds: list[LoadResult], stalls: list[Stalls]) -> str
     )
 
 
-def stalls_notes(stalls: list[Stalls]) -> list[str]:
+def stalls_notes(stalls: list[list[Stalls]]) -> list[str]:
     """The stall windows measured before the c=1 rounds, a note per window (both CPUs)."""
-    windows = [stalls[i : i + 2] for i in range(0, len(stalls), 2)]
     return [
         "machine stalls before a c=1 round (servers idle): "
         + "; ".join(s.describe() for s in window)
-        for window in windows
+        for window in stalls
     ]
 
 

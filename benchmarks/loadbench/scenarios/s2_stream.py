@@ -15,12 +15,11 @@ import attrs
 
 from loadbench import payloads
 from loadbench.load import LoadResult, closed_loop, total_capacity, total_rate
-from loadbench.scenario import OURS, SDK, Goal, Section, Settings, open_servers
+from loadbench.scenario import FLOOR, OURS, SDK, Goal, Section, Settings, open_servers
 from loadbench.servers import ServerOptions
 from loadbench.stats import Latency, ratio
 
 CONCURRENCY = 16
-FLOOR = "asgi floor"
 
 
 async def run(settings: Settings) -> Section:

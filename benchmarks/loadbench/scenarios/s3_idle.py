@@ -17,12 +17,11 @@ import trio
 
 from loadbench import payloads
 from loadbench.held import StreamPool
-from loadbench.scenario import OURS, SDK, Goal, Section, Settings, open_servers
+from loadbench.scenario import FLOOR, OURS, SDK, Goal, Section, Settings, open_servers
 from loadbench.servers import Server, ServerOptions
-from loadbench.tasks import create_tasks
+from loadbench.tasks import held_tasks
 
 TASKS = 20
-FLOOR = "asgi floor"
 
 
 @attrs.frozen
@@ -67,10 +66,7 @@ class Idle:
 
 
 async def _hold(server: Server, n: int, settings: Settings, release: Path) -> Idle:
-    if server.name == FLOOR:
-        ids = ["floor"]
-    else:
-        ids = await create_tasks(server.port, TASKS, {"bench": "hold", "file": str(release)})
+    ids = await held_tasks(server, TASKS, release)
     await trio.sleep(0.5)
     rss0 = server.rss_kb()
     pool = StreamPool(server.port, [payloads.subscribe(ids[i % len(ids)]) for i in range(n)])

@@ -21,13 +21,12 @@ import trio
 from loadbench import payloads
 from loadbench.held import StreamPool
 from loadbench.load import collector_paused
-from loadbench.scenario import OURS, SDK, Goal, Section, Settings, open_servers
+from loadbench.scenario import FLOOR, OURS, SDK, Goal, Section, Settings, open_servers
 from loadbench.servers import Server
 from loadbench.stats import Latency
 from loadbench.tasks import create_tasks
 
 INTERVAL = 0.1
-FLOOR = "asgi floor"
 COLUMNS = (
     "server",
     "subscribed",

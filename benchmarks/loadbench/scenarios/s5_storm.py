@@ -18,20 +18,18 @@ import trio
 
 from loadbench import payloads
 from loadbench.held import StreamPool
-from loadbench.scenario import OURS, SDK, Goal, Section, Settings, open_servers
+from loadbench.scenario import FLOOR, OURS, SDK, Goal, Section, Settings, open_servers
 from loadbench.servers import Server, ServerOptions
-from loadbench.tasks import create_tasks, wait_completed
+from loadbench.tasks import held_tasks, wait_completed
 
 TASKS = 50
-FLOOR = "asgi floor"
 SLACK = 2
 RELEASE_LIMIT = 10.0
 POLL = 0.005
 
 
 async def _storm(server: Server, clients: int, release: Path, settings: Settings) -> list[object]:
-    floor = server.name == FLOOR
-    ids = ["floor"] if floor else await create_tasks(server.port, TASKS, hold_task(release))
+    ids = await held_tasks(server, TASKS, release)
     await trio.sleep(0.3)
     fds_before = server.fd_count()
     pool = StreamPool(server.port, [payloads.subscribe(ids[i % len(ids)]) for i in range(clients)])
@@ -52,7 +50,7 @@ async def _storm(server: Server, clients: int, release: Path, settings: Settings
     fds_after = server.fd_count()
     await trio.Path(release).touch()
     jobs = "—"
-    if not floor:
+    if server.name != FLOOR:
         final = await wait_completed(server.port, ids, within=15.0)
         jobs = f"{sum(state == 'TASK_STATE_COMPLETED' for state in final.values())}/{TASKS}"
     return [
@@ -64,11 +62,6 @@ async def _storm(server: Server, clients: int, release: Path, settings: Settings
         released_after * 1000,
         jobs,
     ]
-
-
-def hold_task(release: Path) -> dict[str, str]:
-    """Metadata of a task that stays WORKING until ``release`` exists."""
-    return {"bench": "hold", "file": str(release)}
 
 
 async def run(settings: Settings) -> Section:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import attrs
 
 from loadbench.load import total_capacity, total_rate
-from loadbench.scenario import OURS, Section, Settings
+from loadbench.scenario import FLOOR, OURS, Section, Settings
 from loadbench.scenarios.s1_send import (
     COLUMNS,
     CONCURRENCY,
@@ -22,7 +22,7 @@ from loadbench.scenarios.s1_send import (
 )
 from loadbench.stats import ratio
 
-FLOORS = ("asgi floor", "quart floor")
+FLOORS = (FLOOR, "quart floor")
 
 
 async def run(settings: Settings) -> Section:
