@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from cards import v03_card
 
 from a2a_trio import model as m
 from a2a_trio.client import HTTP_JSON, JSONRPC, AgentCardError, Reconnect
@@ -70,18 +71,10 @@ def test_choice_fails_clearly() -> None:
 
 def test_decode_card_reads_both_versions_and_refuses_junk() -> None:
     v03 = decode_card(
-        {
-            "name": "old",
-            "description": "v0.3 card",
-            "url": "http://h/",
-            "version": "1",
-            "protocolVersion": "0.3.0",
-            "capabilities": {},
-            "defaultInputModes": [],
-            "defaultOutputModes": [],
-            "skills": [],
-            "additionalInterfaces": [{"url": "http://h/rest", "transport": "HTTP+JSON"}],
-        },
+        v03_card(
+            url="http://h/",
+            additionalInterfaces=[{"url": "http://h/rest", "transport": "HTTP+JSON"}],
+        ),
         source="test",
     )
     assert [(i.url, i.protocol_binding, i.protocol_version) for i in v03.supported_interfaces] == [

@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 import pytest
+from cards import v03_card
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import V03_STRATEGIES, V1_STRATEGIES, Strategies, json_values
@@ -231,18 +232,7 @@ def test_bad_security_schemes_both_forms() -> None:
         InvalidParamsError, match=r"securitySchemes\['k'\]: exactly one of apiKeySecurityScheme"
     ):
         V1.decode(card, m.AgentCard)
-    card03 = {
-        "name": "n",
-        "description": "d",
-        "url": "u",
-        "version": "1",
-        "protocolVersion": "0.3.0",
-        "capabilities": {},
-        "defaultInputModes": [],
-        "defaultOutputModes": [],
-        "skills": [],
-        "securitySchemes": {"k": {"type": "kerberos"}},
-    }
+    card03 = v03_card(securitySchemes={"k": {"type": "kerberos"}})
     with pytest.raises(InvalidParamsError, match=r"unknown security scheme type 'kerberos'"):
         V03.decode(card03, m.AgentCard)
 

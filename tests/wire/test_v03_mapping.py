@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from cards import v03_card
 
 from a2a_trio import model as m
 from a2a_trio.wire import V03
@@ -184,17 +185,8 @@ def test_card_main_interface_is_the_first_v03_one() -> None:
 
 
 def test_security_in_v03_shape() -> None:
-    card = {
-        "name": "n",
-        "description": "d",
-        "url": "u",
-        "version": "1",
-        "protocolVersion": "0.3.0",
-        "capabilities": {},
-        "defaultInputModes": [],
-        "defaultOutputModes": [],
-        "skills": [],
-        "securitySchemes": {
+    card = v03_card(
+        securitySchemes={
             "key": {"type": "apiKey", "in": "header", "name": "X-Key"},
             "oauth": {
                 "type": "oauth2",
@@ -208,8 +200,8 @@ def test_security_in_v03_shape() -> None:
                 },
             },
         },
-        "security": [{"oauth": ["r"]}, {"key": []}],
-    }
+        security=[{"oauth": ["r"]}, {"key": []}],
+    )
     decoded = V03.decode(card, m.AgentCard)
     assert decoded.security_schemes["key"] == m.APIKeySecurityScheme(
         location="header", name="X-Key"
