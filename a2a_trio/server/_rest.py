@@ -72,7 +72,8 @@ class Route:
         )
 
 
-_PAGE: Final = {"pageSize": integer, "pageToken": string}
+PAGE_QUERY: Final = {"pageSize": integer, "pageToken": string}
+"""The query parameters of a paged list, in both protocol versions."""
 
 ROUTES: Final = (
     Route("/message:send", frozenset({"POST"}), "SendMessage"),
@@ -83,7 +84,7 @@ ROUTES: Final = (
         "historyLength": integer,
         "statusTimestampAfter": string,
         "includeArtifacts": boolean,
-        **_PAGE,
+        **PAGE_QUERY,
     }),
     Route("/tasks/{id}", frozenset({"GET"}), "GetTask", {"historyLength": integer}),
     Route("/tasks/{id}:cancel", frozenset({"POST"}), "CancelTask"),
@@ -97,7 +98,7 @@ ROUTES: Final = (
         "/tasks/{taskId}/pushNotificationConfigs",
         frozenset({"GET"}),
         "ListTaskPushNotificationConfigs",
-        _PAGE,
+        PAGE_QUERY,
     ),
     Route(
         "/tasks/{taskId}/pushNotificationConfigs/{id}",

@@ -14,7 +14,17 @@ from typing import Any, Final
 from .. import model as m
 from ..errors import A2AError
 from ..wire import V03_PROTO
-from ._rest import V03_PREFIX, RestBinding, Route, boolean, error_type, integer, problem, string
+from ._rest import (
+    PAGE_QUERY,
+    V03_PREFIX,
+    RestBinding,
+    Route,
+    boolean,
+    error_type,
+    integer,
+    problem,
+    string,
+)
 from ._rpc_methods import Decode, Method, StreamingMethod, UnaryMethod
 from ._rpc_v03 import V03_METHODS
 
@@ -25,7 +35,6 @@ def _v03_state(_name: str, value: str) -> str:
     return "canceled" if name == "cancelled" else name
 
 
-_PAGE: Final = {"pageSize": integer, "pageToken": string}
 _CONFIG: Final = "/tasks/{id}/pushNotificationConfigs"
 
 V03_ROUTES: Final = (
@@ -37,13 +46,13 @@ V03_ROUTES: Final = (
         "historyLength": integer,
         "lastUpdatedAfter": integer,
         "includeArtifacts": boolean,
-        **_PAGE,
+        **PAGE_QUERY,
     }),
     Route("/tasks/{id}", frozenset({"GET"}), "tasks/get", {"historyLength": integer}),
     Route("/tasks/{id}:cancel", frozenset({"POST"}), "tasks/cancel"),
     Route("/tasks/{id}:subscribe", frozenset({"GET", "POST"}), "tasks/resubscribe"),
     Route(_CONFIG, frozenset({"POST"}), "tasks/pushNotificationConfig/set"),
-    Route(_CONFIG, frozenset({"GET"}), "tasks/pushNotificationConfig/list", _PAGE),
+    Route(_CONFIG, frozenset({"GET"}), "tasks/pushNotificationConfig/list", PAGE_QUERY),
     Route(
         _CONFIG + "/{pushNotificationConfigId}",
         frozenset({"GET"}),
