@@ -74,26 +74,50 @@ class Job:
         store that does not wait (memory) the runtime's final write costs no scheduler round;
         the :class:`TaskContext` methods handlers await add the checkpoint.
         """
+        await self._acquire()
+        try:
+            await self._write(update, chunk)
+        finally:
+            self._release()
+        return self.task
+
+    async def resume(self, update: TaskUpdate, message: m.Message) -> bool:
+        """Write ``update`` (the follow-up ``message`` taking the task back to WORKING) and hand
+        ``message`` to the handler waiting in ``ctx.ask``; False, with nothing written, when the
+        task no longer waits for input.  Checked under the write lock: of two follow-ups racing
+        for one question, exactly one resumes the task."""
+        await self._acquire()
+        try:
+            if not self.waiting_for_input:
+                return False
+            await self._write(update, None)
+            self.deliver(message)
+        finally:
+            self._release()
+        return True
+
+    async def _acquire(self) -> None:
         try:
             self._lock.acquire_nowait()
         except trio.WouldBlock:
             await self._lock.acquire()
-        try:
-            if update.state is not None and update.timestamp is None:
-                update = attrs.evolve(update, timestamp=m.utcnow())
-            events = self._events(update, chunk)
-            stored = await self._store.update_task(
-                self.scope, self.id, update, expected_version=self.version, events=events
-            )
-            self.task, self.version = stored.task, stored.version
-            for seq, event in events:
-                self.log.publish(event, seq=seq)
-            if m.is_terminal(self.state):
-                self.log.close()
-        finally:
-            self._lock.release()
+
+    def _release(self) -> None:
+        self._lock.release()
         self._changed.unpark_all()
-        return self.task
+
+    async def _write(self, update: TaskUpdate, chunk: tuple[bool, bool] | None) -> None:
+        if update.state is not None and update.timestamp is None:
+            update = attrs.evolve(update, timestamp=m.utcnow())
+        events = self._events(update, chunk)
+        stored = await self._store.update_task(
+            self.scope, self.id, update, expected_version=self.version, events=events
+        )
+        self.task, self.version = stored.task, stored.version
+        for seq, event in events:
+            self.log.publish(event, seq=seq)
+        if m.is_terminal(self.state):
+            self.log.close()
 
     def _events(self, update: TaskUpdate, chunk: tuple[bool, bool] | None) -> list[SequencedEvent]:
         """The stream events ``update`` produces, numbered on from the log's last event."""

@@ -297,13 +297,13 @@ class TaskRuntime:
         bound = attrs.evolve(message, task_id=task.id, context_id=task.context_id)
         job = self._jobs.get(task_id)
         if job is not None:
-            if not job.waiting_for_input:
+            if not await job.resume(
+                TaskUpdate(state=m.TaskState.WORKING, messages=(bound,)), bound
+            ):
                 raise UnsupportedOperationError(
                     f"Task {task_id} is {job.state.name}, not waiting for input; wait for it "
                     "to ask (INPUT_REQUIRED) or cancel it"
                 )
-            await job.write(TaskUpdate(state=m.TaskState.WORKING, messages=(bound,)))
-            job.deliver(bound)
             return job
         # Waiting for input with no live handler (e.g. after a restart): run the skill again
         # on the stored history, which now ends with this message.

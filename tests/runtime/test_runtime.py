@@ -90,6 +90,46 @@ async def test_multi_turn_resumes_the_same_handler(runtime: TaskRuntime) -> None
         await runtime.send(ANONYMOUS, m.SendMessageRequest(m.text_message("x", task_id=asked.id)))
 
 
+class WaitingStore(MemoryTaskStore):
+    """The memory store, yielding in every update as the database stores do."""
+
+    async def update_task(self, *args: Any, **kwargs: Any) -> StoredTask:
+        await trio.lowlevel.checkpoint()
+        return await super().update_task(*args, **kwargs)
+
+
+async def test_of_two_racing_follow_ups_exactly_one_resumes_the_task() -> None:
+    """The second follow-up is refused, not stored and then ignored: both requests reach the
+    job before the first one's write is done."""
+    async with trio.open_nursery() as nursery:
+        runtime = TaskRuntime(agents.agent, WaitingStore(), FAST)
+        await nursery.start(runtime.run)
+        asked = await runtime.send(ANONYMOUS, request("hi", "ask"))
+        assert isinstance(asked, m.Task) and asked.status.state is m.TaskState.INPUT_REQUIRED
+        outcomes: dict[str, m.Task | m.Message | UnsupportedOperationError] = {}
+
+        async def follow_up(name: str) -> None:
+            message = m.SendMessageRequest(m.text_message(name, task_id=asked.id))
+            try:
+                outcomes[name] = await runtime.send(ANONYMOUS, message)
+            except UnsupportedOperationError as refused:
+                outcomes[name] = refused
+
+        async with trio.open_nursery() as racers:
+            for name in ("Ada", "Bob"):
+                racers.start_soon(follow_up, name)
+        tasks = [o for o in outcomes.values() if isinstance(o, m.Task)]
+        refused = [o for o in outcomes.values() if isinstance(o, UnsupportedOperationError)]
+        assert len(tasks) == 1 and len(refused) == 1
+        done = tasks[0]
+        winner = done.history[-1].parts
+        assert done.status.state is m.TaskState.COMPLETED
+        assert done.artifacts[0].parts == (m.TextPart("hello " + winner[0].text),)  # type: ignore[union-attr]
+        stored = await runtime.get(ANONYMOUS, asked.id, None)
+        assert [msg.role for msg in stored.history] == [m.Role.USER, m.Role.AGENT, m.Role.USER]
+        nursery.cancel_scope.cancel()
+
+
 async def test_parked_job_reports_only_changes_and_completes(runtime: TaskRuntime) -> None:
     stream = await runtime.send_stream(ANONYMOUS, request("p", "parked"))
     events = await drain(stream)
