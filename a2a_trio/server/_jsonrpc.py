@@ -68,8 +68,11 @@ def success_bytes(rid: RequestId, result: bytes) -> bytes:
     return b'{"jsonrpc":"2.0","id":' + orjson.dumps(rid) + b',"result":' + result + b"}"
 
 
-def failure(rid: RequestId, error: A2AError) -> dict[str, Any]:
+def failure(rid: RequestId, error: A2AError, data: Any = None) -> dict[str, Any]:
+    """An error response; its ``data`` member is ``data`` if given, else ``error.data``."""
     body: dict[str, Any] = {"code": error.code, "message": error.message}
-    if error.data is not None:
-        body["data"] = error.data
+    if data is None:
+        data = error.data
+    if data is not None:
+        body["data"] = data
     return {"jsonrpc": "2.0", "id": rid, "error": body}

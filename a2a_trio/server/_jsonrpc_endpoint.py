@@ -25,6 +25,7 @@ from ..errors import (
     InvalidParamsError,
     InvalidRequestError,
     MethodNotFoundError,
+    VersionNotSupportedError,
 )
 from ..runtime import LogEntry, SubscriberOverflow, TaskStream
 from ..wire import dumps, loads
@@ -71,13 +72,14 @@ def json_reply(document: Any, *, status: int = 200) -> JsonReply:
 NO_CONTENT: Final = JsonReply(204, b"")
 
 
+def _served_version(requested: str, name: str | None) -> str:
+    """No header (= 0.3) but a 1.0 method name: it is served as 1.0."""
+    return V1_0 if requested == V0_3 and name in V1_METHODS else requested
+
+
 def lookup(name: str, headers: Mapping[str, str]) -> Method:
     """The method ``name`` in the table of the requested protocol version."""
-    version = requested_version(headers)
-    table = METHOD_TABLES.get(version)
-    if table is None or (version == V0_3 and name in V1_METHODS):
-        table = V1_METHODS  # no header (= 0.3) but a 1.0 method name: serve it as 1.0
-    method = table.get(name)
+    method = METHOD_TABLES[_served_version(requested_version(headers), name)].get(name)
     if method is None:
         raise MethodNotFoundError(f"Method not found: {name[:100]!r}")
     return method
@@ -116,10 +118,26 @@ async def answer(
     except A2AError as error:
         if call is not None and call.is_notification:
             return NO_CONTENT  # JSON-RPC 2.0 §4.1: a notification gets no reply
-        return json_reply(rpc.failure(rpc.request_id(document), error))
+        name = call.method if call is not None else None
+        return json_reply(error_response(rpc.request_id(document), error, headers, name))
     if call.is_notification:
         return NO_CONTENT
     return json_reply(rpc.success(call.id, result))
+
+
+def error_response(
+    rid: rpc.RequestId, error: A2AError, headers: Mapping[str, str], name: str | None = None
+) -> dict[str, Any]:
+    """The JSON-RPC error response in the shape of the version serving the call: in 1.0 its
+    ``data`` is a list holding a ``google.rpc.ErrorInfo`` with the A2A reason (A2A v1.0
+    §9.5), which tells errors sharing a code apart; in 0.3 it is the error's own data.  A
+    version this server does not speak gets 1.0's shape, the only one that can name it."""
+    try:
+        version = _served_version(requested_version(headers), name)
+    except VersionNotSupportedError:
+        version = V1_0
+    data = [error_info(error)] if version == V1_0 else error.data
+    return rpc.failure(rid, error, data)
 
 
 class BodyTooLarge(Exception):
@@ -181,9 +199,9 @@ class JsonRpcEndpoint:
         try:
             owner = await authenticated_owner(self.server.config, headers)
         except AuthenticationRequiredError as refused:
-            # -32001 is also TaskNotFound in v1.0: the ErrorInfo reason tells them apart.
+            # -32001 is also TaskNotFound: the ErrorInfo reason tells them apart, in 0.3 too.
             refused.data = [error_info(refused)]
-            await _refuse(send, refused, CHALLENGE)
+            await _refuse(send, headers, refused, CHALLENGE)
             return
         media_type = headers.get("content-type", "").partition(";")[0].strip().lower()
         if media_type not in JSON_TYPES:
@@ -191,13 +209,13 @@ class JsonRpcEndpoint:
             wrong_type = InvalidRequestError(
                 f"Content-Type must be application/json, not {shown!r}"
             )
-            await _refuse(send, wrong_type, status=415)
+            await _refuse(send, headers, wrong_type, status=415)
             return
         try:
             body = await read_body(receive, headers, limit)
         except BodyTooLarge:
             too_large = InvalidRequestError(f"Request body larger than {limit} bytes")
-            await _refuse(send, too_large, status=413)
+            await _refuse(send, headers, too_large, status=413)
             return
         except ClientGone:
             return
@@ -210,13 +228,14 @@ class JsonRpcEndpoint:
 
 async def _refuse(
     send: Send,
+    headers: Mapping[str, str],
     error: A2AError,
     extra: list[tuple[bytes, bytes]] | None = None,
     *,
     status: int | None = None,
 ) -> None:
     """Answer before the body is read: a JSON-RPC error with a null id."""
-    reply = json_reply(rpc.failure(None, error), status=status or error.http_status)
+    reply = json_reply(error_response(None, error, headers), status=status or error.http_status)
     await _send_json(send, reply, extra)
 
 

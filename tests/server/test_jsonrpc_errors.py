@@ -49,7 +49,17 @@ def error_of(response: httpx.Response, rid: Any, *, status: int = 200) -> Json:
     error: Json = body["error"]
     assert isinstance(error["code"], int)
     assert isinstance(error["message"], str) and error["message"]
+    if response.request.headers.get("A2A-Version", "0.3") != "0.3":
+        assert_error_info(error)
     return error
+
+
+def assert_error_info(error: Json) -> None:
+    """A2A v1.0 §9.5: ``data`` is a list holding a ``google.rpc.ErrorInfo`` with the reason."""
+    info = error["data"][0]
+    assert info["@type"] == "type.googleapis.com/google.rpc.ErrorInfo"
+    assert info["domain"] == "a2a-protocol.org"
+    assert re.fullmatch(r"[A-Z][A-Z_]+[A-Z]", info["reason"])
 
 
 def result_of(response: httpx.Response, rid: Any) -> Json:
@@ -66,8 +76,10 @@ def invalid_params(response: httpx.Response, rid: Any, path: str) -> Json:
     """A -32602 error whose ``data.path`` names the offending field."""
     error = error_of(response, rid)
     assert error["code"] == -32602
-    assert error["data"]["path"] == path
-    assert error["data"]["reason"]
+    info = error["data"][0]
+    assert info["reason"] == "INVALID_PARAMS"
+    assert info["metadata"]["path"] == path
+    assert info["metadata"]["reason"]
     return error
 
 
@@ -414,6 +426,21 @@ async def test_missing_a2a_version_still_serves_v1_methods(http: httpx.AsyncClie
     assert task["artifacts"][0]["parts"] == [{"text": "v"}]
 
 
+async def test_v03_errors_keep_the_v03_data_shape(http: httpx.AsyncClient) -> None:
+    """ErrorInfo lists are 1.0's shape; a 0.3 caller gets the error's own data object."""
+    for headers in ({"A2A-Version": "0.3"}, {}):
+        request = http.build_request("POST", "/", json=rpc("tasks/get", {"id": 5}, 7))
+        del request.headers["A2A-Version"]
+        request.headers.update(headers)
+        error = error_of(await http.send(request), 7)
+        assert error["code"] == -32602
+        assert error["data"]["path"] == "$.params.id"
+    request = http.build_request("POST", "/", json=rpc("GetTask", {"id": "nope"}, 8))
+    del request.headers["A2A-Version"]  # a 1.0 method with no header is served, and errs, as 1.0
+    error = (await http.send(request)).json()["error"]
+    assert error["code"] == -32001 and error["data"][0]["reason"] == "TASK_NOT_FOUND"
+
+
 async def test_content_type(http: httpx.AsyncClient) -> None:
     body = orjson.dumps(rpc("ListTasks", {}, 50))
     for wrong in ("text/plain", "application/x-www-form-urlencoded", "application/xml", ""):
@@ -479,7 +506,9 @@ async def post_body_in_chunks(
             data = await stream.receive_some(65536)
             assert data, "connection closed mid-response"
             body += data
-        response = httpx.Response(int(status_line.split()[1]), headers=headers, content=body)
+        sent = httpx.Request("POST", url, headers={"A2A-Version": "1.0"})
+        status = int(status_line.split()[1])
+        response = httpx.Response(status, headers=headers, content=body, request=sent)
         cancel.cancel()  # stop writing: the answer is in
 
     with trio.fail_after(10):
