@@ -9,10 +9,7 @@ from __future__ import annotations
 from typing import NoReturn
 
 from .. import model as m
-from ..errors import (
-    ExtendedAgentCardNotConfiguredError,
-    PushNotificationNotSupportedError,
-)
+from ..errors import PushNotificationNotSupportedError, UnsupportedOperationError
 from ..runtime import TaskRuntime, TaskStream
 from ..store import CallerScope
 
@@ -69,7 +66,10 @@ class RequestHandler:
     async def get_extended_agent_card(
         self, scope: CallerScope, request: m.GetExtendedAgentCardRequest
     ) -> m.AgentCard:
-        raise ExtendedAgentCardNotConfiguredError(
-            "This agent has no extended agent card; its public card is at "
-            "/.well-known/agent-card.json"
+        """Unsupported: the card never declares ``capabilities.extendedAgentCard`` (there is no
+        way to configure one), and A2A v1.0 §3.3.4 says that MUST be UnsupportedOperationError.
+        ExtendedAgentCardNotConfiguredError is for an agent that declares it and has none."""
+        raise UnsupportedOperationError(
+            "This agent has no extended agent card (capabilities.extendedAgentCard is false); "
+            "its public card is at /.well-known/agent-card.json"
         )

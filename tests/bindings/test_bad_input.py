@@ -39,7 +39,8 @@ def reason(response: httpx.Response) -> str:
         ("DELETE", "/tasks/missing", 405, "METHOD_NOT_FOUND"),
         ("PUT", "/message:send", 405, "METHOD_NOT_FOUND"),
         ("GET", "/message:send", 405, "METHOD_NOT_FOUND"),
-        ("GET", "/extendedAgentCard", 400, "EXTENDED_AGENT_CARD_NOT_CONFIGURED"),
+        ("GET", "/extendedAgentCard", 400, "UNSUPPORTED_OPERATION"),  # A2A v1.0 §3.3.4
+        ("GET", "/tenant/extendedAgentCard", 400, "UNSUPPORTED_OPERATION"),
         ("GET", "/tasks/t/pushNotificationConfigs", 400, "PUSH_NOTIFICATION_NOT_SUPPORTED"),
     ],
 )

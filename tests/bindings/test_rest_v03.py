@@ -159,7 +159,7 @@ async def test_push_config_routes(http: httpx.AsyncClient) -> None:
         ("DELETE", "/v1/tasks/t", 405, "METHOD_NOT_FOUND"),
         ("GET", "/v1/tasks/t:cancel", 405, "METHOD_NOT_FOUND"),
         ("POST", "/v1/card", 405, "METHOD_NOT_FOUND"),
-        ("GET", "/v1/card", 400, "EXTENDED_AGENT_CARD_NOT_CONFIGURED"),
+        ("GET", "/v1/card", 400, "UNSUPPORTED_OPERATION"),  # no supportsAuthenticatedExtendedCard
     ],
 )
 async def test_errors(http: httpx.AsyncClient, verb: str, path: str, status: int, why: str) -> None:

@@ -393,10 +393,28 @@ async def test_unsupported_optional_features(http: httpx.AsyncClient) -> None:
         ("GetTaskPushNotificationConfig", {"taskId": task["id"], "id": "c"}, -32003),
         ("ListTaskPushNotificationConfigs", {"taskId": task["id"]}, -32003),
         ("DeleteTaskPushNotificationConfig", {"taskId": task["id"], "id": "c"}, -32003),
-        ("GetExtendedAgentCard", {}, -32007),
     ]
     for method, params, code in cases:
         assert error_of(await call(http, method, params, rid=method), method)["code"] == code
+
+
+async def test_extended_card_is_unsupported_when_the_card_does_not_declare_it(
+    http: httpx.AsyncClient,
+) -> None:
+    """A2A v1.0 §3.3.4: capabilities.extendedAgentCard false means UnsupportedOperationError
+    (-32004), not ExtendedAgentCardNotConfiguredError (-32007); v0.3's method agrees."""
+    card = (await http.get("/.well-known/agent-card.json")).json()
+    assert card["capabilities"]["extendedAgentCard"] is False
+    v03_card = (await http.get("/.well-known/agent.json")).json()
+    assert v03_card.get("supportsAuthenticatedExtendedCard") in (False, None)
+    error = error_of(await call(http, "GetExtendedAgentCard", {}, rid="x"), "x")
+    assert (error["code"], error["data"][0]["reason"]) == (-32004, "UNSUPPORTED_OPERATION")
+    request = http.build_request(
+        "POST", "/", json=rpc("agent/getAuthenticatedExtendedCard", {}, "y")
+    )
+    del request.headers["A2A-Version"]
+    error = error_of(await http.send(request), "y")
+    assert error["code"] == -32004
 
 
 # --- versions and HTTP framing ---------------------------------------------------------------

@@ -14,7 +14,6 @@ import trio
 from a2a.client import A2ACardResolver, Client, ClientConfig, create_client
 from a2a.client.transports.jsonrpc import JsonRpcTransport
 from a2a.utils.errors import (
-    ExtendedAgentCardNotConfiguredError,
     InvalidParamsError,
     PushNotificationNotSupportedError,
     TaskNotCancelableError,
@@ -485,7 +484,7 @@ async def test_message_only_skill_over_a_stream_is_one_message(
 # --- errors the SDK maps -------------------------------------------------------------------
 
 
-async def test_extended_card_is_not_configured(
+async def test_extended_card_is_unsupported(
     base_url: str, sdk_http: httpx.AsyncClient, client: Client
 ) -> None:
     # The card says extendedAgentCard=false, so the SDK client answers with the public card.
@@ -493,14 +492,14 @@ async def test_extended_card_is_not_configured(
     assert public.name == "test agent"
     assert not public.capabilities.extended_agent_card
 
-    # Asked anyway, the server answers ExtendedAgentCardNotConfiguredError (-32007).
+    # Asked anyway, the server answers UnsupportedOperationError (-32004, A2A v1.0 §3.3.4).
     card = t.AgentCard()
     card.CopyFrom(public)
     card.capabilities.extended_agent_card = True
     transport = JsonRpcTransport(
         sdk_http, card, card.supported_interfaces[0].url, is_shared_httpx=True
     )
-    with pytest.raises(ExtendedAgentCardNotConfiguredError):
+    with pytest.raises(UnsupportedOperationError):
         await transport.get_extended_agent_card(t.GetExtendedAgentCardRequest())
 
 
