@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+from urllib.parse import urlsplit
 
 import attrs
 
@@ -10,14 +13,51 @@ from .. import model as m
 from ..runtime import RuntimeConfig
 
 
+def _positive_seconds(_config: object, field: attrs.Attribute[float], value: Any) -> None:
+    """Zero or less would send keepalive comments in a busy loop; NaN would never send one."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{field.name} must be a number of seconds, not {type(value).__name__}")
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{field.name} must be a positive number of seconds, not {value!r}")
+
+
+def _absolute_http_url(_config: object, field: attrs.Attribute[str | None], value: Any) -> None:
+    """Clients call the card's URLs as written, so a relative or non-HTTP base is unusable."""
+    if value is None:
+        return
+    if not isinstance(value, str):
+        raise TypeError(f"{field.name} must be a string, not {type(value).__name__}")
+    try:
+        parts = urlsplit(value)
+        _ = parts.port  # raises ValueError when the port is not a number in range
+    except ValueError:
+        parts = None
+    if (
+        parts is None
+        or parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.query
+        or parts.fragment
+    ):
+        raise ValueError(
+            f"{field.name} must be an absolute http(s) URL without query or fragment,"
+            f" such as 'https://agents.example.com', not {value!r}"
+        )
+
+
 @attrs.frozen
 class ServerConfig:
     """How an a2a_trio server is exposed.
 
-    ``public_url`` is the base URL the agent card advertises; without it, each card request's
-    own scheme and Host are used.  ``keepalive`` is the idle time after which an event stream
-    sends a comment frame.  ``max_body_bytes`` bounds request bodies (counted while reading, so
-    a chunked body is refused without being buffered whole).
+    ``public_url`` is the base URL the agent card advertises (an absolute ``http(s)://`` URL,
+    optionally with a path prefix); without it, each card request's own scheme and Host are
+    used.  ``keepalive`` is the idle time (positive seconds) after which an event stream sends a
+    comment frame.  Both are checked here, so every way of setting them (code, environment, CLI)
+    refuses a bad value with the same ``ValueError`` (``TypeError`` for a non-number or
+    non-string) before anything is served.
+
+    ``max_body_bytes`` bounds request bodies (counted while reading, so a chunked body is refused
+    without being buffered whole).
 
     ``tenants`` limits the ``tenant`` values (``/{tenant}/...`` REST prefixes) the server accepts:
     ``None`` accepts any tenant, a set accepts only those (the default, empty tenant always).
@@ -34,8 +74,8 @@ class ServerConfig:
     """
 
     jsonrpc_path: str = "/"
-    public_url: str | None = None
-    keepalive: float = 15.0
+    public_url: str | None = attrs.field(default=None, validator=_absolute_http_url)
+    keepalive: float = attrs.field(default=15.0, validator=_positive_seconds)
     max_body_bytes: int = 10 * 1024 * 1024
     card_max_age: int = 300
     shutdown_grace: float = 10.0
