@@ -47,7 +47,7 @@ from ._core import (
     UrlPart,
 )
 from ._fields import is_required
-from ._json import JsonObject, JsonValue
+from ._json import MAX_JSON_DEPTH, JsonObject, JsonValue, json_problem
 from ._lifecycle import (
     ALLOWED_TRANSITIONS,
     INTERRUPTED_STATES,
@@ -76,6 +76,7 @@ from ._requests import (
 __all__ = [
     "ALLOWED_TRANSITIONS",
     "INTERRUPTED_STATES",
+    "MAX_JSON_DEPTH",
     "PART_TYPES",
     "TERMINAL_STATES",
     "APIKeySecurityScheme",
@@ -133,6 +134,7 @@ __all__ = [
     "is_interrupted",
     "is_required",
     "is_terminal",
+    "json_problem",
     "new_artifact",
     "new_id",
     "new_task",

@@ -4,3 +4,54 @@ from __future__ import annotations
 
 type JsonValue = bool | int | float | str | list[JsonValue] | dict[str, JsonValue] | None
 type JsonObject = dict[str, JsonValue]
+
+MAX_JSON_DEPTH = 64
+"""How deeply ``Struct``/``Value`` content may nest: the codecs refuse deeper input, so deeper
+content could not be read back once stored either."""
+
+_INT_RANGE = range(-(2**63), 2**64)
+"""The integers a JSON encoder (orjson) writes exactly."""
+
+
+def json_problem(value: object) -> str | None:
+    """Why ``value`` is not a plain JSON value that every wire form and store can carry, or
+    ``None`` when it is one: objects with string keys, arrays, strings (no lone surrogates),
+    64-bit integers, floats, booleans and null, nested at most :data:`MAX_JSON_DEPTH` deep.
+
+    Walks one level at a time, without recursion: cheap for the small, flat values metadata
+    usually holds, and safe for hostile depth.
+    """
+    level, depth = [value], 0
+    while level:
+        below: list[object] = []
+        containers = 0
+        for item in level:
+            if isinstance(item, dict):
+                containers += 1
+                if not all(isinstance(key, str) for key in item):
+                    return "object keys must be strings"
+                below.extend(item)
+                below.extend(item.values())
+            elif isinstance(item, list):
+                containers += 1
+                below.extend(item)
+            elif isinstance(item, str):
+                if not item.isascii() and not _utf8_encodable(item):
+                    return "a string holds a lone surrogate, which is not valid Unicode text"
+            elif isinstance(item, int) and not isinstance(item, bool):
+                if item not in _INT_RANGE:
+                    return f"integer {item} is beyond 64 bits"
+            elif not isinstance(item, float | bool | None):
+                return f"not a JSON value: {type(item).__name__}"
+        if containers and depth >= MAX_JSON_DEPTH:
+            return f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+        level, depth = below, depth + 1
+    return None
+
+
+def _utf8_encodable(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -12,6 +12,7 @@ import trio
 from .. import model as m
 from ..store import CallerScope, SequencedEvent, TaskStore, TaskUpdate
 from ._agent import Skill
+from ._content import check_update
 from ._eventlog import EventLog, EventLogLimits
 
 
@@ -68,7 +69,8 @@ class Job:
         call so the store logs them atomically with the change; a state change gets its
         timestamp here, so the status event is exactly the stored status.  If the store raises,
         nothing is published.  ``chunk`` is (append, last_chunk) for a single streamed artifact
-        write.
+        write.  Content that is not plain JSON raises ``AgentMisuseError`` before anything is
+        stored.
 
         Not a checkpoint by itself: the lock is taken without yielding when it is free, so on a
         store that does not wait (memory) the runtime's final write costs no scheduler round;
@@ -107,6 +109,7 @@ class Job:
         self._changed.unpark_all()
 
     async def _write(self, update: TaskUpdate, chunk: tuple[bool, bool] | None) -> None:
+        check_update(update)
         if update.state is not None and update.timestamp is None:
             update = attrs.evolve(update, timestamp=m.utcnow())
         events = self._events(update, chunk)

@@ -48,6 +48,7 @@ from ..store import (
     trim_task,
 )
 from ._agent import Agent, Skill
+from ._content import check_content
 from ._context import TaskContext
 from ._eventlog import EventLog, EventLogLimits, LogEntry, ReplayGap
 from ._job import Job, update_events
@@ -413,18 +414,14 @@ class TaskRuntime:
         ctx = TaskContext(None, message, caller=scope)
         context_id = message.context_id or m.new_id()
         try:
-            value = await skill.handler(ctx)
-            if isinstance(value, m.Message):
-                return attrs.evolve(value, context_id=value.context_id or context_id)
-            parts = _reply_parts(value)
+            reply = _reply_message(await skill.handler(ctx), context_id)
+            check_content([reply])
         except A2AError:
             raise
         except Exception:  # as for tasks: the handler's bug is logged, never leaked
             logger.exception("message-only skill %r failed", skill.id)
             raise InternalError(INTERNAL_FAILURE) from None
-        return m.Message(
-            message_id=m.new_id(), role=m.Role.AGENT, parts=parts, context_id=context_id
-        )
+        return reply
 
     # --- running a job --------------------------------------------------------------------
 
@@ -479,6 +476,10 @@ class TaskRuntime:
     async def _settle(self, job: Job, final: TaskUpdate) -> None:
         try:
             await job.write(final)
+        except AgentMisuseError:  # the handler's result cannot be stored: the task fails
+            logger.exception("skill %r returned content no store can hold", job.skill.id)
+            failed = agent_message(job.task, INTERNAL_FAILURE)
+            await self._settle(job, TaskUpdate(state=m.TaskState.FAILED, status_message=failed))
         except StoreError as exc:
             logger.warning("task %s: final state not recorded: %s", job.id, exc)
 
@@ -526,10 +527,14 @@ def _completion(task: m.Task, value: Any) -> TaskUpdate:
     return TaskUpdate(state=m.TaskState.COMPLETED, artifacts=writes)
 
 
-def _reply_parts(value: Any) -> tuple[m.Part, ...]:
+def _reply_message(value: Any, context_id: str) -> m.Message:
+    """A message-only skill's return value as its reply."""
+    if isinstance(value, m.Message):
+        return attrs.evolve(value, context_id=value.context_id or context_id)
     if value is None:
         raise AgentMisuseError("a message_only skill must return a reply")
-    return value_to_parts(value)
+    parts = value_to_parts(value)
+    return m.Message(message_id=m.new_id(), role=m.Role.AGENT, parts=parts, context_id=context_id)
 
 
 def _check_user_message(message: m.Message) -> None:

@@ -5,7 +5,8 @@
 ``loads``/``dumps`` frame JSON documents; ``SSEDecoder`` parses ``text/event-stream`` bodies.
 """
 
-from ._common import MAX_JSON_DEPTH, camel, dumps, format_timestamp, loads, parse_timestamp
+from ..model import MAX_JSON_DEPTH
+from ._common import camel, dumps, format_timestamp, loads, parse_timestamp
 from ._sse import SSEDecoder, SSEError, SSEEvent
 from ._v03 import V03, V03Codec
 from ._v03_proto import V03_PROTO, V03ProtoCodec

@@ -22,10 +22,7 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 from cattrs.v import transform_error
 
 from ..errors import InvalidParamsError, ParseError
-from ..model import JsonObject, JsonValue, is_required
-
-MAX_JSON_DEPTH = 64
-"""How deeply ``Struct``/``Value`` content may nest; deeper input is refused, never recursed."""
+from ..model import JsonObject, JsonValue, is_required, json_problem
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
@@ -96,30 +93,12 @@ def json_type(value: Any) -> str:
 
 
 def check_json_value(value: Any, _type: Any = None) -> JsonValue:
-    """Accept any JSON value nested at most ``MAX_JSON_DEPTH`` deep (checked without recursion).
-
-    Walks one level at a time: cheap for the small, flat values metadata usually holds.
-    """
-    level, depth = [value], 0
-    while level:
-        below: list[Any] = []
-        containers = 0
-        for item in level:
-            if isinstance(item, dict):
-                containers += 1
-                below.extend(item.values())
-            elif isinstance(item, list):
-                containers += 1
-                below.extend(item)
-            elif not isinstance(item, _JSON_SCALARS):
-                raise InvalidParamsError(f"not a JSON value: {json_type(item)}")
-        if containers and depth >= MAX_JSON_DEPTH:
-            raise InvalidParamsError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
-        level, depth = below, depth + 1
+    """Accept a plain JSON value (``model.json_problem``: bounded depth, checked without
+    recursion)."""
+    problem = json_problem(value)
+    if problem is not None:
+        raise InvalidParamsError(problem)
     return value  # type: ignore[no-any-return]
-
-
-_JSON_SCALARS = (str, int, float, bool, type(None))
 
 
 def check_json_object(value: Any, _type: Any = None) -> dict[str, JsonValue]:

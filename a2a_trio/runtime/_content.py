@@ -1,0 +1,60 @@
+"""What a handler hands over must be content every wire form and store can carry.
+
+Model objects hold whatever Python allows: bytes or a 2**80 in a data part, a dict with int keys,
+a string with a lone surrogate.  Encoding those fails later, in the middle of a store write or a
+response.  The runtime checks handler content once, as it is written, and refuses it as the
+agent's programming error before anything is stored or published.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from .. import model as m
+from ..errors import AgentMisuseError
+from ..store import TaskUpdate
+
+
+def check_update(update: TaskUpdate) -> None:
+    """Raise ``AgentMisuseError`` naming the first value of ``update`` that is not plain JSON."""
+    messages = update.messages
+    if update.status_message is not None:
+        messages += (update.status_message,)
+    artifacts = (write.artifact for write in update.artifacts)
+    check_content(messages, artifacts, update.metadata)
+
+
+def check_content(
+    messages: Iterable[m.Message] = (),
+    artifacts: Iterable[m.Artifact] = (),
+    metadata: m.JsonObject | None = None,
+) -> None:
+    """Raise ``AgentMisuseError`` naming the first value that is not plain JSON."""
+    for where, value in _values(messages, artifacts, metadata):
+        problem = m.json_problem(value)
+        if problem is not None:
+            raise AgentMisuseError(f"{where}: {problem}")
+
+
+def _values(
+    messages: Iterable[m.Message], artifacts: Iterable[m.Artifact], metadata: m.JsonObject | None
+) -> Iterator[tuple[str, object]]:
+    yield "the update's metadata", metadata
+    for message in messages:
+        yield "a message's metadata", message.metadata
+        yield from _part_values("a message", message.parts)
+    for artifact in artifacts:
+        name = f"artifact {artifact.artifact_id!r}"
+        yield f"{name}'s metadata", artifact.metadata
+        yield f"{name}'s name and description", [artifact.name, artifact.description]
+        yield from _part_values(name, artifact.parts)
+
+
+def _part_values(owner: str, parts: Iterable[m.Part]) -> Iterator[tuple[str, object]]:
+    for index, part in enumerate(parts):
+        where = f"{owner}'s parts[{index}]"
+        yield f"{where}.metadata", part.metadata
+        if isinstance(part, m.TextPart):
+            yield f"{where}.text", part.text
+        elif isinstance(part, m.DataPart):
+            yield f"{where}.data", part.data
