@@ -14,6 +14,23 @@ from ..runtime import TaskRuntime, TaskStream
 from ..store import CallerScope
 
 
+def push_not_supported() -> PushNotificationNotSupportedError:
+    """The refusal of anything push-related: the card says ``pushNotifications: false`` and a
+    capability the card does not declare MUST be refused (A2A v1.0 §3.3.4)."""
+    return PushNotificationNotSupportedError(
+        "This agent does not support push notifications (capabilities.pushNotifications "
+        "is false); use SendStreamingMessage or SubscribeToTask"
+    )
+
+
+def _refuse_push_config(request: m.SendMessageRequest) -> None:
+    """A send asking for push delivery is refused before anything is stored, not served
+    without it: the client would wait for notifications that never come."""
+    configuration = request.configuration
+    if configuration is not None and configuration.task_push_notification_config is not None:
+        raise push_not_supported()
+
+
 class RequestHandler:
     """A2A operations over a :class:`~a2a_trio.runtime.TaskRuntime`."""
 
@@ -23,11 +40,13 @@ class RequestHandler:
     async def send_message(
         self, scope: CallerScope, request: m.SendMessageRequest
     ) -> m.SendMessageResult:
+        _refuse_push_config(request)
         return await self.runtime.send(scope, request)
 
     async def send_streaming_message(
         self, scope: CallerScope, request: m.SendMessageRequest
     ) -> TaskStream:
+        _refuse_push_config(request)
         return await self.runtime.send_stream(scope, request)
 
     async def get_task(self, scope: CallerScope, request: m.GetTaskRequest) -> m.Task:
@@ -58,10 +77,7 @@ class RequestHandler:
 
     async def push_config(self, scope: CallerScope, request: object) -> NoReturn:
         """All four push-config operations, until push delivery lands."""
-        raise PushNotificationNotSupportedError(
-            "This agent does not support push notifications (capabilities.pushNotifications "
-            "is false); use SendStreamingMessage or SubscribeToTask"
-        )
+        raise push_not_supported()
 
     async def get_extended_agent_card(
         self, scope: CallerScope, request: m.GetExtendedAgentCardRequest

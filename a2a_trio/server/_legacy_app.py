@@ -34,6 +34,7 @@ from ..wire import _legacy as wire
 from ..wire import dumps, loads
 from . import _jsonrpc as rpc
 from ._body import BodyTooLarge, read_body
+from ._handler import push_not_supported
 from ._legacy import LegacyEvents, LegacyIds, LegacyTask, bearer_refusal, result_text
 from ._sse import encode_event
 from ._streaming import event_stream_response
@@ -187,7 +188,13 @@ class LegacySurface:
     # --- helpers ---------------------------------------------------------------------------
 
     async def _start(self, params: Any) -> tuple[LegacyTask, TaskStream, m.Task | m.Message]:
-        """Claim the id and start the task; the first event tells the runtime's task id."""
+        """Claim the id and start the task; the first event tells the runtime's task id.
+
+        ``pushNotification`` (the field the dialect's A2A lineage puts beside ``id`` and
+        ``message``) is refused, not ignored: the surface's card says ``pushNotifications:
+        false``, and the refusal comes before the id is claimed, so nothing is kept."""
+        if params.get("pushNotification") is not None:
+            raise push_not_supported()
         legacy_id = wire.optional_string(params, "id") or m.new_id()
         session_id = wire.optional_string(params, "sessionId") or legacy_id
         params["id"] = legacy_id
