@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from .. import model as m
-from ..errors import AgentMisuseError, InvalidParamsError
+from ..errors import AgentMisuseError, ContentTypeNotSupportedError, InvalidParamsError
 
 if TYPE_CHECKING:
     from ._context import TaskContext
@@ -168,6 +168,18 @@ class Agent:
             )
         return self._skills[wanted]
 
+    def check_media_types(self, skill: Skill, message: m.Message) -> None:
+        """Refuse a part whose media type ``skill`` does not accept: its own input modes, else
+        the agent's defaults (A2A v1.0 §3.1.1, ``ContentTypeNotSupportedError``).  Only media
+        types a part names are checked; no modes declared at all means anything goes."""
+        modes = skill.input_modes or self.default_input_modes
+        for index, part in enumerate(message.parts):
+            if part.media_type and modes and not accepts_media_type(modes, part.media_type):
+                raise ContentTypeNotSupportedError(
+                    f"parts[{index}]: media type {part.media_type[:100]!r} is not accepted by "
+                    f"skill {skill.id!r} (it accepts {', '.join(modes)})"
+                )
+
     def card(
         self,
         interfaces: Iterable[m.AgentInterface],
@@ -192,3 +204,15 @@ class Agent:
             security_requirements=tuple(security_requirements),
             icon_url=self.icon_url,
         )
+
+
+def accepts_media_type(modes: Iterable[str], media_type: str) -> bool:
+    """Whether ``media_type`` is one of ``modes``, which may be ``type/*`` or ``*/*``; case and
+    parameters (``; charset=utf-8``) do not count."""
+    essence = media_type.partition(";")[0].strip().lower()
+    kind = essence.partition("/")[0]
+    for mode in modes:
+        wanted = mode.partition(";")[0].strip().lower()
+        if wanted in (essence, "*/*", f"{kind}/*"):
+            return True
+    return False

@@ -274,6 +274,7 @@ class TaskRuntime:
         if message.task_id:
             return await self._continue(scope, message)
         skill = self.agent.resolve(message, request.metadata)
+        self.agent.check_media_types(skill, message)
         if skill.message_only:
             return await self._reply(scope, skill, message)
         task = m.new_task(message)
@@ -298,6 +299,7 @@ class TaskRuntime:
         bound = attrs.evolve(message, task_id=task.id, context_id=task.context_id)
         job = self._jobs.get(task_id)
         if job is not None:
+            self.agent.check_media_types(job.skill, message)
             if not await job.resume(
                 TaskUpdate(state=m.TaskState.WORKING, messages=(bound,)), bound
             ):
@@ -309,6 +311,7 @@ class TaskRuntime:
         # Waiting for input with no live handler (e.g. after a restart): run the skill again
         # on the stored history, which now ends with this message.
         skill = self.agent.resolve(task.history[0] if task.history else message)
+        self.agent.check_media_types(skill, message)
         update = TaskUpdate(state=m.TaskState.WORKING, messages=(bound,), timestamp=m.utcnow())
         return await self._rerun(scope, stored, skill, bound, update)
 
