@@ -297,23 +297,36 @@ class TaskRuntime:
                 "start a new task (same contextId to keep the conversation)"
             )
         bound = attrs.evolve(message, task_id=task.id, context_id=task.context_id)
+        try:
+            return await self._deliver(scope, stored, bound)
+        except StoreError:  # the stored task moved on since it was read
+            raise UnsupportedOperationError(
+                f"Task {task_id} changed while this message was accepted (another message or "
+                "a cancel came first); get the task to see where it is"
+            ) from None
+
+    async def _deliver(self, scope: CallerScope, stored: StoredTask, message: m.Message) -> Job:
+        """Hand the follow-up ``message`` (bound to the task) to the task's live handler, or
+        re-run its skill when it waits with no live handler (e.g. after a restart).  Raises
+        ``StoreError`` when the task changed since ``stored`` was read."""
+        task_id = message.task_id
         job = self._jobs.get(task_id)
         if job is not None:
             self.agent.check_media_types(job.skill, message)
             if not await job.resume(
-                TaskUpdate(state=m.TaskState.WORKING, messages=(bound,)), bound
+                TaskUpdate(state=m.TaskState.WORKING, messages=(message,)), message
             ):
                 raise UnsupportedOperationError(
                     f"Task {task_id} is {job.state.name}, not waiting for input; wait for it "
                     "to ask (INPUT_REQUIRED) or cancel it"
                 )
             return job
-        # Waiting for input with no live handler (e.g. after a restart): run the skill again
-        # on the stored history, which now ends with this message.
+        # The stored history now ends with this message; the skill runs again on it.
+        task = stored.task
         skill = self.agent.resolve(task.history[0] if task.history else message)
         self.agent.check_media_types(skill, message)
-        update = TaskUpdate(state=m.TaskState.WORKING, messages=(bound,), timestamp=m.utcnow())
-        return await self._rerun(scope, stored, skill, bound, update)
+        update = TaskUpdate(state=m.TaskState.WORKING, messages=(message,), timestamp=m.utcnow())
+        return await self._rerun(scope, stored, skill, message, update)
 
     async def _rerun(
         self,

@@ -130,6 +130,49 @@ async def test_of_two_racing_follow_ups_exactly_one_resumes_the_task() -> None:
         nursery.cancel_scope.cancel()
 
 
+class GatedLoads(MemoryTaskStore):
+    """The memory store, holding what a load read while ``gate`` is armed and closed."""
+
+    gate: trio.Event | None = None
+
+    async def load_task(self, *args: Any, **kwargs: Any) -> StoredTask | None:
+        stored = await super().load_task(*args, **kwargs)
+        if self.gate is not None:
+            await self.gate.wait()
+        return stored
+
+
+async def test_a_follow_up_overtaken_by_a_cancel_is_refused_cleanly() -> None:
+    """The follow-up read the task while it waited for input; a cancel ended it before the
+    follow-up could write.  Before, the store's version conflict escaped as a bare HTTP 500."""
+    store = GatedLoads()
+    async with trio.open_nursery() as nursery:
+        runtime = TaskRuntime(agents.agent, store, FAST)
+        await nursery.start(runtime.run)
+        asked = await runtime.send(ANONYMOUS, request("hi", "ask"))
+        assert isinstance(asked, m.Task)
+        store.gate = trio.Event()
+        refused: list[UnsupportedOperationError] = []
+
+        async def follow_up() -> None:
+            message = m.SendMessageRequest(m.text_message("late", task_id=asked.id))
+            with pytest.raises(UnsupportedOperationError, match="changed while") as caught:
+                await runtime.send(ANONYMOUS, message)
+            refused.append(caught.value)
+
+        async with trio.open_nursery() as racers:
+            racers.start_soon(follow_up)
+            await trio.testing.wait_all_tasks_blocked()  # it is reading the task
+            canceled = await runtime.cancel(ANONYMOUS, asked.id)  # a live job: no load
+            store.gate.set()
+            store.gate = None
+        assert canceled.status.state is m.TaskState.CANCELED and len(refused) == 1
+        stored = await runtime.get(ANONYMOUS, asked.id, None)
+        assert stored.status.state is m.TaskState.CANCELED
+        assert all(msg.parts != (m.TextPart("late"),) for msg in stored.history)
+        nursery.cancel_scope.cancel()
+
+
 async def test_parked_job_reports_only_changes_and_completes(runtime: TaskRuntime) -> None:
     stream = await runtime.send_stream(ANONYMOUS, request("p", "parked"))
     events = await drain(stream)
