@@ -2,7 +2,8 @@
 
 Decisions: batches (JSON arrays) are refused with -32600, since A2A's streaming methods cannot
 share one HTTP response and no A2A client sends them; a request without ``id`` is a notification
-and gets no response body; ``params`` must be an object.
+and gets no response body; ``params`` must be an object.  Ids follow JSON-RPC 2.0 (string, number
+or null) except in the legacy dialect, whose ids are any JSON value (:func:`parse_legacy_request`).
 """
 
 from __future__ import annotations
@@ -13,13 +14,15 @@ import attrs
 import orjson
 
 from ..errors import A2AError, InvalidParamsError, InvalidRequestError
+from ..model import JsonValue
 
 type RequestId = str | int | float | None
+"""A JSON-RPC 2.0 id (its §4: a string, number or null)."""
 
 
 @attrs.frozen
-class RpcRequest:
-    id: RequestId
+class RpcRequest[I: JsonValue = RequestId]:
+    id: I
     method: str
     params: dict[str, Any]
     is_notification: bool
@@ -30,13 +33,24 @@ def parse_request(document: Any) -> RpcRequest:
 
     The raised error's ``data`` is left alone; use :func:`request_id` to answer with the id.
     """
+    return RpcRequest(request_id(document), *_envelope(document, ids_checked=True))
+
+
+def parse_legacy_request(document: Any) -> RpcRequest[JsonValue]:
+    """:func:`parse_request` with the legacy dialect's ids: any JSON value the client picks,
+    echoed back as sent (legacy-producer-dialect.txt §4.1); use :func:`legacy_request_id`."""
+    return RpcRequest(legacy_request_id(document), *_envelope(document, ids_checked=False))
+
+
+def _envelope(document: Any, *, ids_checked: bool) -> tuple[str, dict[str, Any], bool]:
+    """Method, params and whether the request is a notification."""
     if isinstance(document, list):
         raise InvalidRequestError("Invalid request: batch requests are not supported")
     if not isinstance(document, dict):
         raise InvalidRequestError("Invalid request: the body must be a JSON-RPC request object")
     if document.get("jsonrpc") != "2.0":
         raise InvalidRequestError('Invalid request: "jsonrpc" must be exactly "2.0"')
-    if "id" in document and not _valid_id(document["id"]):
+    if ids_checked and "id" in document and not _valid_id(document["id"]):
         raise InvalidRequestError('Invalid request: "id" must be a string, number or null')
     method = document.get("method")
     if not isinstance(method, str) or not method:
@@ -44,7 +58,7 @@ def parse_request(document: Any) -> RpcRequest:
     params = document.get("params", {})
     if not isinstance(params, dict):
         raise InvalidParamsError("params must be an object", path="$.params")
-    return RpcRequest(document.get("id"), method, params, "id" not in document)
+    return method, params, "id" not in document
 
 
 def request_id(document: Any) -> RequestId:
@@ -55,11 +69,17 @@ def request_id(document: Any) -> RequestId:
     return None
 
 
+def legacy_request_id(document: Any) -> JsonValue:
+    """The id to echo in the legacy dialect: whatever the request has (null without one)."""
+    found: JsonValue = document.get("id") if isinstance(document, dict) else None
+    return found
+
+
 def _valid_id(value: Any) -> bool:
     return value is None or (isinstance(value, str | int | float) and not isinstance(value, bool))
 
 
-def success(rid: RequestId, result: Any) -> dict[str, Any]:
+def success(rid: JsonValue, result: Any) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": rid, "result": result}
 
 
@@ -68,7 +88,7 @@ def success_bytes(rid: RequestId, result: bytes) -> bytes:
     return b'{"jsonrpc":"2.0","id":' + orjson.dumps(rid) + b',"result":' + result + b"}"
 
 
-def failure(rid: RequestId, error: A2AError, data: Any = None) -> dict[str, Any]:
+def failure(rid: JsonValue, error: A2AError, data: Any = None) -> dict[str, Any]:
     """An error response; its ``data`` member is ``data`` if given, else ``error.data``."""
     body: dict[str, Any] = {"code": error.code, "message": error.message}
     if data is None:

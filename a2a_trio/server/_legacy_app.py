@@ -28,6 +28,7 @@ from ..errors import (
     TaskNotFoundError,
     UnsupportedOperationError,
 )
+from ..model import JsonValue
 from ..runtime import LogEntry, Skill, SubscriberOverflow, TaskStream
 from ..store import CallerScope
 from ..wire import _legacy as wire
@@ -79,7 +80,8 @@ def mount_legacy(app: QuartTrio, server: A2AServer) -> None:
             )
 
 
-type Operation = Callable[[Any, rpc.RequestId], Awaitable[Response]]
+type Operation = Callable[[Any, JsonValue], Awaitable[Response]]
+"""A legacy method: its params and the request id to echo (any JSON value, §4.1)."""
 
 
 class LegacySurface:
@@ -134,17 +136,17 @@ class LegacySurface:
         except A2AError as error:
             return _answer(rpc.failure(None, error), status=400)
         try:
-            call = rpc.parse_request(document)
+            call = rpc.parse_legacy_request(document)
             operation = self._methods.get(call.method)
             if operation is None:
                 raise MethodNotFoundError(f"Method not implemented: {call.method[:100]}")
             return await operation(call.params, call.id)
         except A2AError as error:
-            return _answer(rpc.failure(rpc.request_id(document), error))
+            return _answer(rpc.failure(rpc.legacy_request_id(document), error))
 
     # --- the five methods ------------------------------------------------------------------
 
-    async def _send(self, params: Any, rid: rpc.RequestId) -> Response:
+    async def _send(self, params: Any, rid: JsonValue) -> Response:
         entry, stream, head = await self._start(params)
         if isinstance(head, m.Message):
             return _answer(rpc.success(rid, self._reply_envelope(params, entry, head)))
@@ -154,12 +156,12 @@ class LegacySurface:
             stream.close()
         return _answer(rpc.success(rid, await self._envelope(params["id"], entry)))
 
-    async def _get(self, params: Any, rid: rpc.RequestId) -> Response:
+    async def _get(self, params: Any, rid: JsonValue) -> Response:
         legacy_id = _required_id(params, "tasks/get")
         entry = self._ids.lookup(legacy_id, trio.current_time())
         return _answer(rpc.success(rid, await self._envelope(legacy_id, entry)))
 
-    async def _cancel(self, params: Any, rid: rpc.RequestId) -> Response:
+    async def _cancel(self, params: Any, rid: JsonValue) -> Response:
         legacy_id = _required_id(params, "tasks/cancel")
         entry = self._ids.lookup(legacy_id, trio.current_time())
         request = m.CancelTaskRequest(id=entry.task_id)
@@ -167,12 +169,12 @@ class LegacySurface:
             await self._server.handler.cancel_task(SCOPE, request)
         return _answer(rpc.success(rid, await self._envelope(legacy_id, entry)))
 
-    async def _send_subscribe(self, params: Any, rid: rpc.RequestId) -> Response:
+    async def _send_subscribe(self, params: Any, rid: JsonValue) -> Response:
         entry, stream, head = await self._start(params)
         events = self._events(params["id"], entry, resubscribed=False)
         return self._stream(stream, events, rid, first=[head])
 
-    async def _resubscribe(self, params: Any, rid: rpc.RequestId) -> Response:
+    async def _resubscribe(self, params: Any, rid: JsonValue) -> Response:
         legacy_id = _required_id(params, "tasks/resubscribe")
         entry = self._ids.lookup(legacy_id, trio.current_time())
         try:
@@ -260,7 +262,7 @@ class LegacySurface:
         self,
         stream: TaskStream,
         events: LegacyEvents,
-        rid: rpc.RequestId,
+        rid: JsonValue,
         *,
         first: list[m.StreamEvent],
     ) -> Response:
@@ -272,7 +274,7 @@ class LegacySurface:
         return event_stream_response(stream, render, keepalive, first=opening)
 
 
-def _frames(events: LegacyEvents, event: m.StreamEvent, rid: rpc.RequestId) -> list[bytes]:
+def _frames(events: LegacyEvents, event: m.StreamEvent, rid: JsonValue) -> list[bytes]:
     """One ``data:`` line per result, no ``id:`` lines (the dialect's parsers expect none)."""
     return [encode_event(dumps(rpc.success(rid, r))) for r in events.translate(event)]
 

@@ -174,6 +174,56 @@ async def lines_of(response: httpx.Response) -> list[str]:
     return [line async for line in response.aiter_lines()]
 
 
+ODD_IDS = [{"k": 1}, True, False, [1, "two"], [], {}, None, 0, -1.5, "", "r"]
+
+
+@pytest.mark.parametrize("rid", ODD_IDS)
+async def test_any_json_id_is_echoed(legacy: httpx.AsyncClient, rid: object) -> None:
+    """§4.1: ``id`` MAY be any JSON value; it is echoed in success and error responses."""
+    params = {"id": f"odd-{uuid.uuid4()}", "message": text("x")}
+    sent = await legacy.post("/agents/echo", json=rpc("tasks/send", params, rid))
+    assert sent.status_code == 200
+    assert (sent.json()["id"], sent.json()["result"]["status"]["state"]) == (rid, "completed")
+    errors = [
+        rpc("tasks/get", {"id": "nope"}, rid),  # unknown id: -32602
+        rpc("tasks/frobnicate", {}, rid),  # unknown method: -32601
+        {"jsonrpc": "1.0", "id": rid, "method": "tasks/get"},  # bad envelope: -32600
+        rpc("tasks/get", [], rid),  # params not an object: -32602
+    ]
+    for document, code in zip(errors, (-32602, -32601, -32600, -32602), strict=True):
+        refused = await legacy.post("/agents/echo", json=document)
+        assert refused.status_code == 200
+        assert (refused.json()["id"], refused.json()["error"]["code"]) == (rid, code)
+
+
+@pytest.mark.parametrize("rid", [{"k": [1, {"n": None}]}, True, [1, "two"]])
+async def test_any_json_id_is_echoed_in_every_stream_frame(
+    legacy: httpx.AsyncClient, rid: object
+) -> None:
+    def frames(lines: list[str]) -> list[Any]:
+        return [orjson.loads(x.removeprefix("data: ")) for x in lines if x.startswith("data: ")]
+
+    envelope = rpc("tasks/sendSubscribe", {"id": f"odd-{uuid.uuid4()}", "message": text("ab")}, rid)
+    async with legacy.stream("POST", "/parked", json=envelope) as response:
+        sent = frames(await lines_of(response))
+    assert len(sent) >= 3 and sent[-1]["result"]["final"] is True
+    assert all(frame["id"] == rid for frame in sent)
+
+    gate, task_id = str(uuid.uuid4()), f"odd-{uuid.uuid4()}"
+    envelope = rpc("tasks/sendSubscribe", {"id": task_id, "message": text(gate)}, rid)
+    async with legacy.stream("POST", "/agents/gated", json=envelope) as response:
+        first = orjson.loads((await anext(response.aiter_lines())).removeprefix("data: "))
+    assert first["id"] == rid
+    envelope = rpc("tasks/resubscribe", {"id": task_id}, rid)
+    async with legacy.stream("POST", "/agents/gated", json=envelope) as response:
+        lines = response.aiter_lines()
+        resubscribed = [orjson.loads((await anext(lines)).removeprefix("data: "))]
+        gates.setdefault(gate, trio.Event()).set()
+        resubscribed += frames([line async for line in lines])
+    assert resubscribed[-1]["result"]["final"] is True
+    assert all(frame["id"] == rid for frame in resubscribed)
+
+
 async def test_send_subscribe_stream_shape(legacy: httpx.AsyncClient) -> None:
     envelope = rpc("tasks/sendSubscribe", {"id": "s-1", "message": text("abc")}, rid="x")
     async with legacy.stream("POST", "/parked", json=envelope) as response:
