@@ -45,14 +45,14 @@ def _values(
         yield from _part_values("a message", message.parts)
     for artifact in artifacts:
         name = f"artifact {artifact.artifact_id!r}"
-        yield f"{name}'s metadata", artifact.metadata
-        yield f"{name}'s name and description", [artifact.name, artifact.description]
+        yield f"{name} metadata", artifact.metadata
+        yield f"{name} name and description", [artifact.name, artifact.description]
         yield from _part_values(name, artifact.parts)
 
 
 def _part_values(owner: str, parts: Iterable[m.Part]) -> Iterator[tuple[str, object]]:
     for index, part in enumerate(parts):
-        where = f"{owner}'s parts[{index}]"
+        where = f"{owner} parts[{index}]"
         yield f"{where}.metadata", part.metadata
         if isinstance(part, m.TextPart):
             yield f"{where}.text", part.text

@@ -59,9 +59,12 @@ async def reply(ctx: TaskContext) -> Any:
     return wanted[ctx.text]
 
 
+releases: dict[str, trio.Event] = {}
+
+
 @agent.skill()
 async def slow(ctx: TaskContext) -> str:
-    await trio.sleep(0.3)
+    await releases[ctx.text].wait()
     return "slow done"
 
 
@@ -81,6 +84,7 @@ async def test_unstorable_content_fails_only_its_task(store_url: str) -> None:
     async with open_store(store_url) as store, trio.open_nursery() as nursery:
         runtime = TaskRuntime(agent, store, RuntimeConfig())
         await nursery.start(runtime.run)
+        releases["s"] = trio.Event()
         slow = await runtime.send(ANONYMOUS, send("s", "slow", wait=False))
         for name in [f"bad{i}" for i in range(len(BAD_VALUES))]:
             for skill in (None, "emit"):
@@ -102,10 +106,10 @@ async def test_unstorable_content_fails_only_its_task(store_url: str) -> None:
             m.DataPart(wanted["fine"], media_type="application/json"),
         )
         assert isinstance(slow, m.Task)  # the unrelated job ran on undisturbed
+        stream = await runtime.subscribe(ANONYMOUS, slow.id)
+        releases["s"].set()
         with trio.fail_after(5):
-            events = [
-                entry.event for entry in await read_all(await runtime.subscribe(ANONYMOUS, slow.id))
-            ]
+            events = [entry.event for entry in await read_all(stream)]
         assert isinstance(events[-1], m.TaskStatusUpdateEvent)
         assert events[-1].status.state is m.TaskState.COMPLETED
         nursery.cancel_scope.cancel()
