@@ -3,41 +3,114 @@
 - ``A2A_TRIO_AGENT``: the agent as ``module:attribute`` (default: the built-in demo agent)
 - ``A2A_TRIO_STORE``: task store URL (default ``sqlite:///a2a_trio.db`` in the working
   directory; ``memory``, ``postgresql://...``: see docs/stores.md)
-- ``A2A_TRIO_PUBLIC_URL``: base URL for the agent card (default: each request's Host)
+- ``A2A_TRIO_PUBLIC_URL``: absolute http(s) base URL for the agent card (default: each
+  request's Host)
 - ``A2A_TRIO_KEEPALIVE``: seconds between keepalive comments on idle streams (default 15)
 - ``A2A_TRIO_RETENTION``: seconds after which finished tasks are purged (default: kept)
+
+An empty variable counts as unset.  This module is the process's entry point: importing it
+checks every setting and opens the store once (as ``a2a-trio serve`` does), before hypercorn
+starts serving, and a setting that cannot work stops the process with one line naming the
+variable (``error: A2A_TRIO_...: ...``) and exit status 1, never a traceback.  hypercorn 0.18's
+supervisor process reports status 0 whatever its worker's status (pgjones/hypercorn#269); with
+``--workers 0`` the worker is the main process and the status reaches the caller (but SIGTERM
+then kills it without a graceful drain), and ``a2a-trio serve`` reports it too.
 """
 
 from __future__ import annotations
 
 import os
+import sqlite3
+from collections.abc import Callable, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+import attrs
+import psycopg
+import trio
 
 from ._asgi import TrioOnly
 from .loading import ConfigError, load_agent, retention_from, store_factory
-from .server import ServerConfig, create_app, tune_gc_for_streams
+from .server import ServerConfig, StoreFactory, create_app, tune_gc_for_streams
 
+DEFAULT_AGENT = "a2a_trio.demo:agent"
 DEFAULT_STORE = "sqlite:///a2a_trio.db"
 
 
-def _config_from_env() -> ServerConfig:
-    keepalive = os.environ.get("A2A_TRIO_KEEPALIVE", "15")
+def app_from_env(env: Mapping[str, str]) -> TrioOnly:
+    """The ASGI app the settings in ``env`` describe, its store opened once to check it.
+
+    Raises:
+        ConfigError: a setting cannot work; the message names the variable and the problem.
+    """
+    agent = _setting("A2A_TRIO_AGENT", load_agent, env.get("A2A_TRIO_AGENT") or DEFAULT_AGENT)
+    config = _server_config(env)
+    retention = _setting("A2A_TRIO_RETENTION", retention_from, env.get("A2A_TRIO_RETENTION"))
+    url = env.get("A2A_TRIO_STORE") or DEFAULT_STORE
+    store = store_factory(url, retention=retention)
+    _check_store(url, store)
+    return TrioOnly(create_app(agent, store=store, config=config))
+
+
+def _setting[V, T](variable: str, parse: Callable[[V], T], value: V) -> T:
+    """``parse(value)``, its ConfigError prefixed with the variable to fix."""
     try:
-        seconds = float(keepalive)
-    except ValueError:
+        return parse(value)
+    except ConfigError as exc:
+        raise ConfigError(f"{variable}: {exc}") from None
+
+
+def _server_config(env: Mapping[str, str]) -> ServerConfig:
+    """ServerConfig's own validators judge the values, so the rules live in one place."""
+    config = ServerConfig()
+    if keepalive := env.get("A2A_TRIO_KEEPALIVE"):
+        try:
+            seconds = float(keepalive)
+        except ValueError:
+            raise ConfigError(
+                f"A2A_TRIO_KEEPALIVE must be a number of seconds, not {keepalive!r}"
+            ) from None
+        config = _evolve(config, "A2A_TRIO_KEEPALIVE", keepalive=seconds)
+    if public_url := env.get("A2A_TRIO_PUBLIC_URL"):
+        config = _evolve(config, "A2A_TRIO_PUBLIC_URL", public_url=public_url)
+    return config
+
+
+def _evolve(config: ServerConfig, variable: str, **change: Any) -> ServerConfig:
+    try:
+        return attrs.evolve(config, **change)
+    except ValueError as exc:
+        raise ConfigError(f"{variable}: {exc}") from None
+
+
+def _check_store(url: str, store: StoreFactory) -> None:
+    """Open and close the store, so an unusable one stops start-up here, not in the lifespan
+    (where hypercorn would print tracebacks and keep going)."""
+
+    async def open_and_close() -> None:
+        async with store():
+            pass
+
+    try:
+        trio.run(open_and_close)
+    except ValueError as exc:  # the URL names no store; the message lists the forms
+        raise ConfigError(f"A2A_TRIO_STORE: {exc}") from None
+    except (sqlite3.Error, psycopg.Error, OSError) as exc:
         raise ConfigError(
-            f"A2A_TRIO_KEEPALIVE must be a number of seconds, not {keepalive!r}"
+            f"A2A_TRIO_STORE={_without_password(url)!r}: cannot open the task store: {exc}"
         ) from None
-    return ServerConfig(public_url=os.environ.get("A2A_TRIO_PUBLIC_URL") or None, keepalive=seconds)
 
 
-app = TrioOnly(
-    create_app(
-        load_agent(os.environ.get("A2A_TRIO_AGENT", "a2a_trio.demo:agent")),
-        store=store_factory(
-            os.environ.get("A2A_TRIO_STORE", DEFAULT_STORE),
-            retention=retention_from(os.environ.get("A2A_TRIO_RETENTION")),
-        ),
-        config=_config_from_env(),
-    )
-)
+def _without_password(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user_info, _, host = parts.netloc.rpartition("@")
+    return parts._replace(netloc=f"{user_info.partition(':')[0]}:***@{host}").geturl()
+
+
+try:
+    app = app_from_env(os.environ)
+except ConfigError as exc:
+    raise SystemExit("error: " + " ".join(str(exc).split())) from None  # one line, status 1
 tune_gc_for_streams()  # this module is the process's entry point (see server/_gc.py)

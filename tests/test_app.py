@@ -1,17 +1,21 @@
-"""``hypercorn a2a_trio.app:app``: serves the demo under the trio worker, refuses asyncio."""
+"""``hypercorn a2a_trio.app:app``: serves the demo under the trio worker; a setting that cannot
+work (or the asyncio worker) stops it with one line, no traceback."""
 
 from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import httpx
+import pytest
 import trio
 
 HYPERCORN = str(Path(sys.executable).with_name("hypercorn"))
+TRIO_APP = [HYPERCORN, "-k", "trio", "--bind", "127.0.0.1:0", "a2a_trio.app:app"]
 
 
 async def test_trio_worker_serves_the_demo_agent() -> None:
@@ -39,10 +43,141 @@ async def test_trio_worker_serves_the_demo_agent() -> None:
             await proc.wait()
 
 
-async def test_asyncio_worker_fails_at_once_saying_what_to_do() -> None:
-    command = [HYPERCORN, "--bind", "127.0.0.1:0", "a2a_trio.app:app"]
+def closed_port() -> int:
+    """A port nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def settings(**values: str) -> dict[str, str]:
+    """The environment with only these a2a_trio settings (a memory store unless given)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("A2A_TRIO_")}
+    return {**env, "A2A_TRIO_STORE": "memory", **values}
+
+
+async def start_up(command: list[str], env: dict[str, str], cwd: Path) -> tuple[int, list[str]]:
+    """Run a server that should stop at once: its exit status and stderr lines."""
     with trio.fail_after(60):
         result = await trio.run_process(
-            command, capture_stdout=True, capture_stderr=True, check=False, env={**os.environ}
+            command, capture_stdout=True, capture_stderr=True, check=False, env=env, cwd=cwd
         )
-    assert "hypercorn -k trio a2a_trio.app:app" in result.stderr.decode()
+    return result.returncode, result.stderr.decode().splitlines()
+
+
+def assert_one_line(lines: list[str], says: str) -> None:
+    """One line starting with ``says``: no traceback, no file paths."""
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(says), lines[0]
+    assert "Traceback" not in lines[0]
+    assert "site-packages" not in lines[0]
+    assert 'File "' not in lines[0]
+
+
+BAD_SETTINGS = [
+    pytest.param(
+        {"A2A_TRIO_AGENT": "no_such_module_here:agent"},
+        "error: A2A_TRIO_AGENT: cannot import 'no_such_module_here'",
+        id="agent-missing-module",
+    ),
+    pytest.param(
+        {"A2A_TRIO_AGENT": "a2a_trio.demo"},
+        "error: A2A_TRIO_AGENT: agent 'a2a_trio.demo' must look like 'package.module:attribute'",
+        id="agent-malformed",
+    ),
+    pytest.param(
+        {"A2A_TRIO_STORE": "redis://localhost"},
+        "error: A2A_TRIO_STORE: unknown task store 'redis://localhost': use \"memory\"",
+        id="store-unknown",
+    ),
+    pytest.param(
+        {"A2A_TRIO_STORE": "sqlite:///no/such/directory/tasks.db"},
+        "error: A2A_TRIO_STORE='sqlite:///no/such/directory/tasks.db': cannot open the task"
+        " store: unable to open database file",
+        id="store-sqlite-unopenable",
+    ),
+    pytest.param(
+        {"A2A_TRIO_KEEPALIVE": "0"},
+        "error: A2A_TRIO_KEEPALIVE: keepalive must be a positive number of seconds, not 0.0",
+        id="keepalive-zero",
+    ),
+    pytest.param(
+        {"A2A_TRIO_KEEPALIVE": "-1"},
+        "error: A2A_TRIO_KEEPALIVE: keepalive must be a positive number of seconds, not -1.0",
+        id="keepalive-negative",
+    ),
+    pytest.param(
+        {"A2A_TRIO_KEEPALIVE": "nan"},
+        "error: A2A_TRIO_KEEPALIVE: keepalive must be a positive number of seconds, not nan",
+        id="keepalive-nan",
+    ),
+    pytest.param(
+        {"A2A_TRIO_KEEPALIVE": "soon"},
+        "error: A2A_TRIO_KEEPALIVE must be a number of seconds, not 'soon'",
+        id="keepalive-not-a-number",
+    ),
+    pytest.param(
+        {"A2A_TRIO_RETENTION": "0"},
+        "error: A2A_TRIO_RETENTION: the retention must be a positive number of seconds, not '0'",
+        id="retention-zero",
+    ),
+    pytest.param(
+        {"A2A_TRIO_PUBLIC_URL": "example.com"},
+        "error: A2A_TRIO_PUBLIC_URL: public_url must be an absolute http(s) URL without query"
+        " or fragment, such as 'https://agents.example.com', not 'example.com'",
+        id="public-url-without-scheme",
+    ),
+]
+
+
+@pytest.mark.parametrize(("values", "says"), BAD_SETTINGS)
+async def test_a_bad_setting_stops_start_up_with_one_line(
+    values: dict[str, str], says: str, tmp_path: Path
+) -> None:
+    """hypercorn as documented (one worker process) prints just our line; with --workers 0 the
+    worker is the main process, and its status 1 reaches the caller."""
+    env = settings(**values)
+    async with trio.open_nursery() as nursery:
+        runs: dict[str, tuple[int, list[str]]] = {}
+
+        async def run(name: str, command: list[str]) -> None:
+            runs[name] = await start_up(command, env, tmp_path)
+
+        nursery.start_soon(run, "default", TRIO_APP)
+        nursery.start_soon(run, "no workers", [*TRIO_APP, "--workers", "0"])
+    assert_one_line(runs["default"][1], says)
+    assert_one_line(runs["no workers"][1], says)
+    assert runs["no workers"][0] == 1
+
+
+async def test_an_unreachable_postgres_stops_start_up_without_its_password(
+    tmp_path: Path,
+) -> None:
+    url = f"postgresql://a2a:s3cret@127.0.0.1:{closed_port()}/tasks"
+    status, lines = await start_up([*TRIO_APP, "-w", "0"], settings(A2A_TRIO_STORE=url), tmp_path)
+    assert status == 1
+    assert_one_line(lines, "error: A2A_TRIO_STORE='postgresql://a2a:***@127.0.0.1:")
+    assert "cannot open the task store: connection failed:" in lines[0]
+    assert "s3cret" not in lines[0]
+
+
+@pytest.mark.xfail(
+    reason="hypercorn 0.18's supervisor returns 0 whatever its worker's exit status"
+    " (pgjones/hypercorn#269, fix proposed in #372); remove this mark and the notes in"
+    " a2a_trio/app.py and the README once a fixed hypercorn is required",
+)
+async def test_hypercorn_supervisor_reports_the_failed_start_up(tmp_path: Path) -> None:
+    status, _ = await start_up(TRIO_APP, settings(A2A_TRIO_KEEPALIVE="0"), tmp_path)
+    assert status != 0
+
+
+async def test_asyncio_worker_fails_at_once_saying_what_to_do(tmp_path: Path) -> None:
+    asyncio_app = [HYPERCORN, "--bind", "127.0.0.1:0", "a2a_trio.app:app"]
+    says = "error: a2a_trio runs on trio: start it with hypercorn's trio worker,"
+    _, lines = await start_up(asyncio_app, settings(), tmp_path)
+    assert_one_line(lines, says)
+    assert "'hypercorn -k trio a2a_trio.app:app'" in lines[0]
+    status, lines = await start_up([*asyncio_app, "--workers", "0"], settings(), tmp_path)
+    assert_one_line(lines, says)
+    assert status == 1
