@@ -23,7 +23,7 @@ from ..errors import (
     InternalError,
 )
 from ..runtime import Agent, TaskRuntime
-from ..store import TaskStore, open_store
+from ..store import TaskStore, check_store_url, open_store
 from ..wire import dumps
 from . import _jsonrpc as rpc
 from ._card import CardCache
@@ -35,18 +35,43 @@ CARD_PATH = "/.well-known/agent-card.json"
 V03_CARD_PATH = "/.well-known/agent.json"
 
 type StoreFactory = Callable[[], AbstractAsyncContextManager[TaskStore]]
+"""Opens the task store: a zero-argument callable returning an async context manager."""
+
+
+def store_factory_for(store: str | StoreFactory | None) -> StoreFactory:
+    """The factory for a server's ``store=`` argument, refusing a bad one before serving.
+
+    ``None`` is the in-memory store; a string is a store URL as ``open_store`` takes it
+    (``"memory"``, ``"sqlite:///tasks.db"``, ``"postgresql://..."``); a callable is used as is.
+
+    Raises:
+        ValueError: the string names no store (the message lists the accepted forms).
+        TypeError: ``store`` is neither a URL, a factory nor ``None`` (e.g. an opened store,
+            or ``open_store(url)``'s context manager, which can be entered only once).
+    """
+    if store is None:
+        return partial(open_store, "memory")
+    if isinstance(store, str):
+        check_store_url(store)
+        return partial(open_store, store)
+    if callable(store) and not isinstance(store, AbstractAsyncContextManager):
+        return store  # (open_store(url)'s context manager is callable too: as a decorator)
+    raise TypeError(
+        "store must be a store URL such as 'sqlite:///tasks.db', or a zero-argument callable"
+        f" returning an async context manager that yields the store, not {type(store).__name__}"
+    )
 
 
 class A2AServer:
     """One agent served over HTTP: its store, runtime, handler and card."""
 
     def __init__(
-        self, agent: Agent, *, store: StoreFactory | None = None, config: ServerConfig
+        self, agent: Agent, *, store: str | StoreFactory | None = None, config: ServerConfig
     ) -> None:
         self.agent = agent
         self.config = config
         self.cards = CardCache(agent, config)
-        self._open_store = store or partial(open_store, "memory")
+        self._open_store = store_factory_for(store)
         self._runtime: TaskRuntime | None = None
         self._handler: RequestHandler | None = None
         self._cancel = trio.CancelScope()
@@ -85,12 +110,14 @@ class A2AServer:
 
 
 def create_app(
-    agent: Agent, *, store: StoreFactory | None = None, config: ServerConfig | None = None
+    agent: Agent, *, store: str | StoreFactory | None = None, config: ServerConfig | None = None
 ) -> JsonRpcEndpoint:
     """The ASGI app serving ``agent`` (run it with hypercorn's trio worker).
 
-    ``store`` is a zero-argument callable returning an async context manager that yields the
-    task store (e.g. ``lambda: open_store(url)``); the default is an in-memory store.
+    ``store`` is a store URL (``"sqlite:///tasks.db"``, the forms ``A2A_TRIO_STORE`` takes) or
+    a zero-argument callable returning an async context manager that yields the task store
+    (e.g. ``lambda: open_store(url, retention=...)``); the default is an in-memory store.
+    A bad ``store`` raises ``ValueError`` or ``TypeError`` here (see :func:`store_factory_for`).
     """
     config = config or ServerConfig()
     server = A2AServer(agent, store=store, config=config)

@@ -34,7 +34,7 @@ async def serve(
     *,
     host: str = "127.0.0.1",
     port: int = 8000,
-    store: StoreFactory | None = None,
+    store: str | StoreFactory | None = None,
     config: ServerConfig | None = None,
     shutdown_trigger: Callable[[], Awaitable[None]] | None = None,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
@@ -42,11 +42,18 @@ async def serve(
     """Serve ``agent`` over HTTP until cancelled (or until ``shutdown_trigger`` returns).
 
     Reports the bound base URL (``http://host:port``) through ``task_status`` once it accepts
-    connections, so ``url = await nursery.start(serve, agent, port=0)`` works.  Cancellation
-    stops at once: running tasks are recorded FAILED with a "server shut down" message (tasks
-    waiting for input stay resumable).  ``shutdown_trigger`` instead drains gracefully: new
-    connections stop, running jobs get ``config.shutdown_grace`` seconds, then the rest is
-    cancelled.
+    connections: ``url = await nursery.start(partial(serve, agent, port=0))`` (``nursery.start``
+    passes no keyword arguments, hence ``functools.partial``; ``port=0`` picks a free port).
+
+    ``store`` is a store URL (``"sqlite:///tasks.db"``, ``"postgresql://..."``: the forms
+    ``A2A_TRIO_STORE`` takes) or a factory (see :func:`create_app`).  Without one, tasks are
+    kept in memory and lost when the server stops (``a2a_trio.app`` defaults to SQLite).  A bad
+    ``store`` raises ``ValueError`` or ``TypeError`` before anything is bound.
+
+    Cancellation stops at once: running tasks are recorded FAILED with a "server shut down"
+    message (tasks waiting for input stay resumable).  ``shutdown_trigger`` instead drains
+    gracefully: new connections stop, running jobs get ``config.shutdown_grace`` seconds, then
+    the rest is cancelled.
     """
     app: Any = create_app(agent, store=store, config=config)  # hypercorn's own ASGI types
     trigger = shutdown_trigger or trio.sleep_forever

@@ -23,7 +23,7 @@ from ._base import (
     trim_task,
 )
 from ._memory import MemoryTaskStore
-from ._open import open_store
+from ._open import check_store_url, open_store
 from ._sql import SqlTaskStore
 from ._sqlite import open_sqlite_store
 
@@ -50,6 +50,7 @@ __all__ = [
     "TaskStore",
     "TaskUpdate",
     "apply_update",
+    "check_store_url",
     "open_postgres_store",
     "open_sqlite_store",
     "open_store",

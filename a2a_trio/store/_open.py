@@ -38,6 +38,14 @@ async def open_store(
         nursery.cancel_scope.cancel()
 
 
+def check_store_url(url: str) -> None:
+    """Raise ``ValueError`` naming the accepted forms when ``url`` names no store.
+
+    Opens nothing, so a caller can refuse a bad URL before it starts serving.
+    """
+    _backend(url, DEFAULT_RETENTION)  # builds the backend's context manager, never enters it
+
+
 def _backend(url: str, retention: Retention) -> AbstractAsyncContextManager[TaskStore]:
     if url == "memory":
         return _memory(retention)

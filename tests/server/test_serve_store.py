@@ -1,0 +1,73 @@
+"""Embedded ``serve(agent, store=...)``: a store URL works as ``A2A_TRIO_STORE`` does, a bad
+value is refused before anything is bound, and the default keeps tasks in memory."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+import httpx
+import pytest
+import trio
+
+from a2a_trio import serve
+from a2a_trio.store import MemoryTaskStore, open_store
+
+from . import agents
+from .conftest import V1_HEADERS, rpc, user_message
+
+
+async def send_then_get(url: str, task_id: str | None) -> tuple[str, dict[str, object]]:
+    """Send one message (when ``task_id`` is None) or fetch ``task_id``: the id and the task."""
+    async with httpx.AsyncClient(base_url=url, headers=V1_HEADERS, timeout=10) as http:
+        if task_id is None:
+            sent = await http.post("/", json=rpc("SendMessage", {"message": user_message("k")}))
+            task_id = sent.json()["result"]["task"]["id"]
+            assert isinstance(task_id, str)
+        got = await http.post("/", json=rpc("GetTask", {"id": task_id}))
+    return task_id, got.json()
+
+
+async def serve_once(store: object, task_id: str | None) -> tuple[str, dict[str, object]]:
+    """Serve the test agent with ``store`` just long enough for one send or get."""
+    async with trio.open_nursery() as nursery:
+        url = await nursery.start(partial(serve, agents.agent, port=0, store=store))
+        result = await send_then_get(url, task_id)
+        nursery.cancel_scope.cancel()
+    return result
+
+
+async def test_a_sqlite_url_keeps_tasks_across_servers(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'tasks.db'}"
+    task_id, first = await serve_once(url, None)
+    assert first["result"]["status"]["state"] == "TASK_STATE_COMPLETED"  # type: ignore[index]
+    _, again = await serve_once(url, task_id)
+    assert again["result"]["id"] == task_id  # type: ignore[index]
+    assert (tmp_path / "tasks.db").exists()
+
+
+@pytest.mark.parametrize("store", [None, "memory", lambda: open_store("memory")])
+async def test_memory_stores_forget_tasks_with_their_server(store: object) -> None:
+    """The default (``None``) is memory, like ``"memory"`` and a factory of one."""
+    task_id, first = await serve_once(store, None)
+    assert first["result"]["status"]["state"] == "TASK_STATE_COMPLETED"  # type: ignore[index]
+    _, again = await serve_once(store, task_id)
+    assert again["error"]["code"] == -32001  # type: ignore[index]  # TaskNotFoundError
+
+
+@pytest.mark.parametrize("url", ["redis://localhost", "sqlite://host/x.db", ""])
+async def test_an_unknown_store_url_is_refused_before_binding(url: str) -> None:
+    async with trio.open_nursery() as nursery:
+        with pytest.raises(ValueError, match=r"unknown task store|bad SQLite store URL"):
+            await nursery.start(partial(serve, agents.agent, port=0, store=url))
+
+
+@pytest.mark.parametrize(
+    "store",
+    [42, b"memory", MemoryTaskStore(), open_store("memory")],
+    ids=["int", "bytes", "an opened store", "a context manager, not a factory"],
+)
+async def test_a_store_of_another_kind_is_refused_before_binding(store: object) -> None:
+    async with trio.open_nursery() as nursery:
+        with pytest.raises(TypeError, match="store must be a store URL such as"):
+            await nursery.start(partial(serve, agents.agent, port=0, store=store))
