@@ -31,7 +31,8 @@ class Job:
         last_seq: int = 0,
         on_change: trio.lowlevel.ParkingLot | None = None,
     ) -> None:
-        """``on_change`` is woken after every write too (the runtime's drain waits on it)."""
+        """``on_change`` is woken when the job starts waiting for input: the runtime's drain
+        waits for the jobs that do not (a finished job wakes it as it retires)."""
         self.scope = scope
         self.task = task
         self.version = version
@@ -45,7 +46,8 @@ class Job:
         self._store = store
         self._lock = trio.Lock()
         self._changed = trio.lowlevel.ParkingLot()
-        self._on_change = on_change or trio.lowlevel.ParkingLot()
+        # Not `on_change or ...`: an empty ParkingLot is falsy (it has a length).
+        self._on_change = on_change if on_change is not None else trio.lowlevel.ParkingLot()
         self._reply: m.Message | None = None
         self._mail = trio.lowlevel.ParkingLot()
         self.log.publish(task)  # the runtime stored it with the task as event last_seq + 1
@@ -121,6 +123,8 @@ class Job:
             self.log.publish(event, seq=seq)
         if m.is_terminal(self.state):
             self.log.close()
+        elif self.waiting_for_input:
+            self._on_change.unpark_all()  # a drain waits only for jobs that are not waiting
 
     def _events(self, update: TaskUpdate, chunk: tuple[bool, bool] | None) -> list[SequencedEvent]:
         """The stream events ``update`` produces, numbered on from the log's last event."""

@@ -217,6 +217,8 @@ class TaskRuntime:
         """
         if last_event_id is not None:
             log = self._log(scope, task_id)
+            if log is not None and log.closed:
+                await self._load(scope, task_id)  # a kept log outlives a purge or delete
             if log is not None:
                 with contextlib.suppress(ReplayGap):
                     subscription = log.subscribe(after=last_event_id)
@@ -452,7 +454,9 @@ class TaskRuntime:
                     status_message=agent_message(job.task, CANCELED_MESSAGE),
                 )
         finally:
-            if final is None and not job.waiting_for_input:  # the runtime is shutting down
+            # The runtime is shutting down.  A resumable skill's task stays unfinished in the
+            # store, so the next start runs it again; the others record FAILED.
+            if final is None and not (job.waiting_for_input or job.skill.resumable):
                 final = TaskUpdate(
                     state=m.TaskState.FAILED,
                     status_message=agent_message(job.task, SHUTDOWN_MESSAGE),

@@ -11,8 +11,14 @@ import trio
 import trio.testing
 from server import agents
 
+from a2a_trio import Agent, TaskContext
 from a2a_trio import model as m
-from a2a_trio.errors import StoreError, TaskNotCancelableError, UnsupportedOperationError
+from a2a_trio.errors import (
+    StoreError,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
 from a2a_trio.runtime import RuntimeConfig, TaskRuntime, TaskStream
 from a2a_trio.runtime._runtime import RESTART_MESSAGE
 from a2a_trio.store import (
@@ -241,6 +247,70 @@ async def test_shutdown_fails_running_tasks_and_keeps_waiting_ones() -> None:
     assert snapshot.history[-1].parts == (m.TextPart("Bo"),)
     assert snapshot.status.timestamp is not None
     assert snapshot.status.timestamp <= again.status.timestamp
+
+
+async def test_shutdown_leaves_resumable_tasks_for_the_next_start() -> None:
+    """A resumable skill is "re-run after a restart instead of being failed": a clean shutdown
+    is a restart too, so its task is left unfinished rather than recorded FAILED."""
+    store = MemoryTaskStore()
+    async with trio.open_nursery() as nursery:
+        first = TaskRuntime(agents.agent, store, FAST)
+        await nursery.start(first.run)
+        task = await first.send(ANONYMOUS, request("later", "gated_redo", return_immediately=True))
+        await trio.testing.wait_all_tasks_blocked()
+        await first.drain(0.05)
+        nursery.cancel_scope.cancel()
+    left = await store.load_task(ANONYMOUS, task.id)
+    assert left is not None and left.task.status.state is m.TaskState.WORKING
+    agents.gates["later"].set()
+    async with trio.open_nursery() as nursery:
+        second = TaskRuntime(agents.agent, store, FAST)
+        await nursery.start(second.run)
+        stream = await second.subscribe(ANONYMOUS, task.id)
+        with trio.fail_after(2):
+            events = await drain(stream)
+        nursery.cancel_scope.cancel()
+    assert isinstance(events[-1], m.TaskStatusUpdateEvent)
+    assert events[-1].status.state is m.TaskState.COMPLETED
+
+
+asks_later = Agent("asks later", "waits on a gate, then asks")
+
+
+@asks_later.skill()
+async def ask_after_gate(ctx: TaskContext) -> str:
+    await agents.gates.setdefault(ctx.text, trio.Event()).wait()
+    reply = await ctx.ask("and now?")
+    return reply.parts[0].text  # type: ignore[union-attr]
+
+
+async def test_drain_ends_when_the_last_running_job_starts_waiting_for_input() -> None:
+    async with trio.open_nursery() as nursery:
+        runtime = TaskRuntime(asks_later, MemoryTaskStore(), FAST)
+        await nursery.start(runtime.run)
+        await runtime.send(ANONYMOUS, request("ask late", return_immediately=True))
+        await trio.testing.wait_all_tasks_blocked()
+        start = trio.current_time()
+        async with trio.open_nursery() as draining:
+            draining.start_soon(runtime.drain, 10.0)
+            await trio.testing.wait_all_tasks_blocked()
+            agents.gates["ask late"].set()  # the job now waits for input: nothing left to drain
+        assert trio.current_time() - start < 1
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_purged_task_is_not_replayed_from_memory() -> None:
+    store = MemoryTaskStore()
+    async with trio.open_nursery() as nursery:
+        runtime = TaskRuntime(agents.agent, store, FAST)
+        await nursery.start(runtime.run)
+        done = await runtime.send(ANONYMOUS, request("gone"))
+        assert isinstance(done, m.Task)
+        assert len(await read_all(await runtime.subscribe(ANONYMOUS, done.id, last_event_id=0)))
+        assert await store.delete_task(ANONYMOUS, done.id)  # what a retention purge does
+        with pytest.raises(TaskNotFoundError):
+            await runtime.subscribe(ANONYMOUS, done.id, last_event_id=0)
+        nursery.cancel_scope.cancel()
 
 
 class KillableStore:
