@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import re
 from pathlib import Path
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 import trio
 
 from a2a_trio import model as m
+from a2a_trio import serve
 from a2a_trio.runtime import Agent, RuntimeConfig, TaskRuntime
 from a2a_trio.store import ANONYMOUS, MemoryTaskStore
 
@@ -17,12 +17,14 @@ DOCS = Path(__file__).parent.parent / "docs"
 BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 
 
+def block(name: str, index: int) -> str:
+    return BLOCK.findall((DOCS / name).read_text())[index]
+
+
 def run_block(name: str, index: int) -> dict[str, Any]:
-    source = BLOCK.findall((DOCS / name).read_text())[index]
-    source = source.replace("trio.run(main)", "")  # the test runs main() itself
-    free_port = "nursery.start(functools.partial(serve, agent, port=0))"
-    source = source.replace("nursery.start(serve, agent)", free_port)
-    namespace: dict[str, Any] = {"functools": functools}
+    """Execute a block as written, but for ``trio.run(main)`` (the test awaits ``main()``)."""
+    source = block(name, index).replace("trio.run(main)", "")
+    namespace: dict[str, Any] = {}
     exec(compile(source, f"{name}[{index}]", "exec"), namespace)
     return namespace
 
@@ -45,6 +47,13 @@ async def test_first_agent_serves_and_answers() -> None:
     namespace = run_block("agents.md", 0)
     with trio.fail_after(20):
         await namespace["main"]()
+
+
+def test_serve_docstring_example_is_the_one_the_first_agent_runs() -> None:
+    """``serve``'s docstring shows the call the executed example above makes, so it works."""
+    example = re.search(r"``(url = await nursery\.start\(.*?\))``", serve.__doc__ or "", re.S)
+    assert example is not None
+    assert " ".join(example[1].split()) in block("agents.md", 0)
 
 
 async def test_multi_turn_example_asks_then_completes() -> None:
