@@ -37,18 +37,31 @@ MAX_PAGE_SIZE = 100
 DEFAULT_MAX_EVENTS = 1000
 
 
+MIN_PURGE_INTERVAL = timedelta(seconds=1)
+MAX_PURGE_INTERVAL = timedelta(minutes=5)
+
+
 @attrs.frozen
 class Retention:
     """How long stored data lives.
 
     ``terminal_ttl``: terminal tasks idle for at least this long are purged (``None``: kept).
     ``max_events_per_task``: the event log keeps only this many newest events per task.
-    ``purge_interval``: how often ``open_store`` runs the purge while it is open.
+    ``purge_interval``: how often ``open_store`` runs the purge while it is open; by default
+    half the TTL, between 1 second and 5 minutes, so a task outlives its TTL by at most half.
     """
 
     terminal_ttl: timedelta | None = None
     max_events_per_task: int = attrs.field(default=DEFAULT_MAX_EVENTS)
-    purge_interval: timedelta = timedelta(minutes=5)
+    purge_interval: timedelta | None = None
+
+    def purge_every(self) -> timedelta:
+        """The time between two purges."""
+        if self.purge_interval is not None:
+            return self.purge_interval
+        if self.terminal_ttl is None:
+            return MAX_PURGE_INTERVAL
+        return min(MAX_PURGE_INTERVAL, max(MIN_PURGE_INTERVAL, self.terminal_ttl / 2))
 
     @max_events_per_task.validator
     def _check_max_events(self, _attribute: object, value: int) -> None:

@@ -1,7 +1,7 @@
 """Choose and open a task store from one URL (the ``A2A_TRIO_STORE`` setting).
 
 The store lives inside ``async with open_store(url)``; when a retention TTL is set, a purge of
-expired terminal tasks runs in the context's own nursery every ``purge_interval``.
+expired terminal tasks runs in the context's own nursery every ``Retention.purge_every()``.
 """
 
 from __future__ import annotations
@@ -83,4 +83,4 @@ async def _memory(retention: Retention) -> AsyncIterator[TaskStore]:
 async def _purge_forever(store: TaskStore, retention: Retention) -> None:
     while True:
         await store.purge_expired()
-        await trio.sleep(retention.purge_interval.total_seconds())
+        await trio.sleep(retention.purge_every().total_seconds())

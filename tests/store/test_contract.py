@@ -641,6 +641,36 @@ async def test_open_store_purges_periodically(autojump_clock: object) -> None:
         assert await store.load_task(ANONYMOUS, live.id) is not None
 
 
+@pytest.mark.parametrize(
+    ("ttl", "every"),
+    [
+        (timedelta(seconds=2), timedelta(seconds=1)),
+        (timedelta(0), timedelta(seconds=1)),
+        (timedelta(minutes=2), timedelta(minutes=1)),
+        (timedelta(days=7), timedelta(minutes=5)),
+        (None, timedelta(minutes=5)),
+    ],
+)
+def test_the_purge_runs_every_half_ttl_within_bounds(
+    ttl: timedelta | None, every: timedelta
+) -> None:
+    """A2A_TRIO_RETENTION=2 must purge within seconds, not at the next 5-minute tick."""
+    assert Retention(terminal_ttl=ttl).purge_every() == every
+    fixed = Retention(terminal_ttl=ttl, purge_interval=timedelta(hours=1))
+    assert fixed.purge_every() == timedelta(hours=1)
+
+
+async def test_a_short_ttl_purges_within_a_second() -> None:
+    """Real time: the TTL is measured on the wall clock the stored timestamps use."""
+    retention = Retention(terminal_ttl=timedelta(seconds=0.3))
+    async with open_store("memory", retention=retention) as store:
+        task = (await store.create_task(ANONYMOUS, a_task())).task
+        await store.update_task(ANONYMOUS, task.id, TaskUpdate(state=S.COMPLETED))
+        assert await store.load_task(ANONYMOUS, task.id) is not None
+        await trio.sleep(1.3)  # purges at open and 1 s later
+        assert await store.load_task(ANONYMOUS, task.id) is None
+
+
 # -- awkward input -----------------------------------------------------------------------------
 
 
