@@ -8,7 +8,7 @@ or null) except in the legacy dialect, whose ids are any JSON value (:func:`pars
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import attrs
 import orjson
@@ -59,6 +59,16 @@ def _envelope(document: Any, *, ids_checked: bool) -> tuple[str, dict[str, Any],
     if not isinstance(params, dict):
         raise InvalidParamsError("params must be an object", path="$.params")
     return method, params, "id" not in document
+
+
+ALLOW: Final = "POST"
+"""The one verb a JSON-RPC endpoint takes; the ``Allow`` header of a wrong verb's 405."""
+
+
+def wrong_verb(verb: str) -> InvalidRequestError:
+    """The error for any verb but POST on a JSON-RPC endpoint, answered 405 with ``Allow:
+    POST`` (the A2A JSON-RPC endpoint and the legacy surfaces alike)."""
+    return InvalidRequestError(f"{verb[:20]} is not allowed here: POST a JSON-RPC request")
 
 
 def request_id(document: Any) -> RequestId:

@@ -188,10 +188,16 @@ class JsonRpcEndpoint:
         self.path = server.config.jsonrpc_path
 
     async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == self.path:
-            await self._handle(scope, receive, send)
-        else:
+        if scope["type"] != "http" or scope["path"] != self.path:
             await self.fallback(scope, receive, send)
+        elif scope["method"] == "POST":
+            await self._handle(scope, receive, send)
+        else:  # JSON, like every other refusal here, not the fallback's 404 page
+            headers = {
+                k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]
+            }
+            allow = [(b"allow", rpc.ALLOW.encode())]
+            await _refuse(send, headers, rpc.wrong_verb(scope["method"]), allow, status=405)
 
     async def _handle(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}

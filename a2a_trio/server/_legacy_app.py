@@ -76,7 +76,12 @@ def mount_legacy(app: QuartTrio, server: A2AServer) -> None:
             )
         for rule in (path, path + "/"):  # every verb, so a wrong one is 405 here, not REST's 404
             app.add_url_rule(
-                rule, f"legacy rpc {rule}", surface.dispatch, methods=VERBS, strict_slashes=True
+                rule,
+                f"legacy rpc {rule}",
+                surface.dispatch,
+                methods=VERBS,
+                strict_slashes=True,
+                provide_automatic_options=False,  # OPTIONS is a wrong verb too
             )
 
 
@@ -117,8 +122,8 @@ class LegacySurface:
     async def dispatch(self) -> Response:
         config = self._server.config
         if request.method != "POST":
-            error = InvalidRequestError(f"{request.method} is not allowed here: POST JSON-RPC")
-            return _answer(rpc.failure(None, error), status=405, headers={"Allow": "POST"})
+            wrong = rpc.wrong_verb(request.method)
+            return _answer(rpc.failure(None, wrong), status=405, headers={"Allow": rpc.ALLOW})
         if config.legacy_bearer:
             refusal = bearer_refusal(
                 request.headers.get("Authorization"), config.legacy_token_check

@@ -9,10 +9,12 @@ router before this one.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, cast
 
 from quart import Response, request
 from quart_trio import QuartTrio
+from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound
 
 from ..errors import A2AError, AuthenticationRequiredError, ContentTypeNotSupportedError
 from ..runtime import LogEntry
@@ -40,18 +42,37 @@ if TYPE_CHECKING:
     from ._app import A2AServer
 
 VERBS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+type View = Callable[..., Awaitable[Response]]
 BINDINGS = {V1_0: (V1_REST, V1_METHODS), V0_3: (V03_REST, V03_REST_METHODS)}
 
 
 def mount_rest(app: QuartTrio, server: A2AServer) -> None:
-    """Serve the HTTP+JSON binding at the root paths (and under ``/{tenant}``)."""
+    """Serve the HTTP+JSON binding at the root paths (and under ``/{tenant}``), and answer
+    what no route takes in JSON."""
 
-    @app.route("/<path:resource>", methods=VERBS)
+    # OPTIONS is not served (no CORS): Quart's automatic answer would allow every verb.
+    @app.route("/<path:resource>", methods=VERBS, provide_automatic_options=False)
     async def rest(resource: str) -> Response:
         try:
             return await _rest(server)
         except A2AError as error:
             return _problem(error, request.path)
+
+    @app.errorhandler(NotFound)
+    @app.errorhandler(MethodNotAllowed)
+    async def unrouted(_error: HTTPException) -> Response:
+        """No route takes this verb and path (``/``, or a verb outside ``VERBS``): the view
+        that owns the path (a legacy surface, else REST) refuses it in its own JSON shape, a
+        wrong verb with its true ``Allow``, instead of Quart's HTML page."""
+        adapter = app.create_url_adapter(request)
+        try:  # matched as POST: the legacy surfaces and REST take it, and refuse other verbs
+            rule, args = adapter.match(method="POST", return_rule=True) if adapter else (None, {})
+        except HTTPException:
+            rule, args = None, {}
+        if rule is None or rule.endpoint is None:
+            return await rest(request.path)
+        view = cast(View, app.view_functions[rule.endpoint])  # ours: async, a Response
+        return await view(**args)
 
 
 async def _json_body(server: A2AServer) -> Any:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from functools import partial
+
 import httpx
 import pytest
+import trio
 
-from a2a_trio import ServerConfig
+from a2a_trio import ServerConfig, serve
 from a2a_trio.errors import AgentMisuseError
 from a2a_trio.server import create_app
 
@@ -160,9 +164,68 @@ def test_bad_legacy_configuration_is_refused_when_the_app_is_built(config: Serve
         create_app(agent, config=config)
 
 
-@pytest.mark.parametrize("verb", ["GET", "PUT", "DELETE"])
+@pytest.mark.parametrize("verb", ["GET", "PUT", "DELETE", "OPTIONS", "TRACE", "FROB"])
 async def test_legacy_surface_wrong_verb(http: httpx.AsyncClient, verb: str) -> None:
     for path in ("/echo", "/echo/"):
         response = await http.request(verb, path)
         assert (response.status_code, response.headers["allow"]) == (405, "POST")
         assert response.json()["error"]["code"] == -32600
+
+
+@pytest.mark.parametrize("verb", ["GET", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "FROB"])
+@pytest.mark.parametrize("headers", [V1_HEADERS, {}])
+async def test_jsonrpc_path_wrong_verb_is_405_json(
+    http: httpx.AsyncClient, verb: str, headers: dict[str, str]
+) -> None:
+    """Any verb but POST on the JSON-RPC path: 405, ``Allow: POST``, a JSON-RPC error (the
+    legacy surfaces' answer), not an HTML page."""
+    response = await http.request(verb, "/", headers=headers)
+    assert (response.status_code, response.headers["allow"]) == (405, "POST")
+    assert response.headers["content-type"] == "application/json"
+    body = response.json()
+    assert (body["jsonrpc"], body["id"], body["error"]["code"]) == ("2.0", None, -32600)
+    if headers:  # 1.0's error shape: an ErrorInfo in data
+        assert body["error"]["data"][0]["reason"] == "INVALID_REQUEST"
+    head = await http.head("/", headers=headers)
+    assert (head.status_code, head.headers["allow"], head.content) == (405, "POST", b"")
+
+
+@pytest.mark.parametrize(
+    ("verb", "path", "allow"),
+    [
+        ("OPTIONS", "/tasks/t", "GET"),
+        ("TRACE", "/tasks/t", "GET"),
+        ("FROB", "/message:send", "POST"),
+        ("OPTIONS", "/acme/tasks/t:subscribe", "GET, POST"),
+        ("FROB", "/v1/tasks/t:cancel", "POST"),
+    ],
+)
+async def test_rest_verbs_quart_does_not_route_are_405_json(
+    http: httpx.AsyncClient, verb: str, path: str, allow: str
+) -> None:
+    response = await http.request(verb, path, headers=V1_HEADERS if path[:3] != "/v1" else {})
+    assert (response.status_code, response.headers["allow"]) == (405, allow)
+    assert reason(response) == "METHOD_NOT_FOUND"
+
+
+@pytest.fixture
+async def rpc_elsewhere(nursery: trio.Nursery) -> AsyncIterator[httpx.AsyncClient]:
+    """A server whose JSON-RPC endpoint is not at ``/``, so ``/`` is nobody's path."""
+    config = ServerConfig(jsonrpc_path="/rpc", legacy_mount_all=True)
+    url = await nursery.start(partial(serve, agent, port=0, config=config))
+    async with httpx.AsyncClient(base_url=url, timeout=10) as client:
+        yield client
+
+
+@pytest.mark.parametrize("verb", ["GET", "POST", "PUT", "DELETE", "OPTIONS", "FROB"])
+async def test_unknown_paths_are_404_json(rpc_elsewhere: httpx.AsyncClient, verb: str) -> None:
+    for path in ("/", "/no/such/resource", "/tasks/a/b/c"):
+        response = await rpc_elsewhere.request(verb, path, headers=V1_HEADERS)
+        assert response.status_code == 404, path
+        assert reason(response) == "METHOD_NOT_FOUND"
+    moved = await rpc_elsewhere.request(verb, "/rpc")
+    if verb == "POST":
+        assert moved.status_code == 415  # it is the endpoint: it wants a JSON body
+    else:
+        assert (moved.status_code, moved.headers["allow"]) == (405, "POST")
+        assert moved.json()["error"]["code"] == -32600
