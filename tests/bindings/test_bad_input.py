@@ -35,6 +35,12 @@ def reason(response: httpx.Response) -> str:
         ("GET", "/tasks/missing", 404, "TASK_NOT_FOUND"),
         ("GET", "/tasks?pageSize=0", 400, "INVALID_PARAMS"),
         ("GET", "/tasks?pageSize=ten", 400, "INVALID_PARAMS"),
+        ("GET", "/tasks?pageSize=1_0", 400, "INVALID_PARAMS"),
+        ("GET", "/tasks?pageSize=%2B5", 400, "INVALID_PARAMS"),
+        ("GET", "/tasks?pageSize=%205", 400, "INVALID_PARAMS"),
+        ("GET", "/tasks?pageSize=%EF%BC%95", 400, "INVALID_PARAMS"),
+        ("GET", "/tasks?historyLength=1_0", 400, "INVALID_PARAMS"),
+        ("GET", "/tasks/missing?historyLength=%2B1", 400, "INVALID_PARAMS"),
         ("GET", "/tasks?status=sleeping", 400, "INVALID_PARAMS"),
         ("GET", "/tasks?includeArtifacts=maybe", 400, "INVALID_PARAMS"),
         ("GET", "/tasks?statusTimestampAfter=yesterday", 400, "INVALID_PARAMS"),
@@ -229,3 +235,19 @@ async def test_unknown_paths_are_404_json(rpc_elsewhere: httpx.AsyncClient, verb
     else:
         assert (moved.status_code, moved.headers["allow"]) == (405, "POST")
         assert moved.json()["error"]["code"] == -32600
+
+
+@pytest.mark.parametrize("value", ["1_0", "+5", " 5", "5 ", "\uff15", "5.0"])
+@pytest.mark.parametrize("name", ["pageSize", "historyLength"])
+async def test_integer_query_parameters_are_digits_only(
+    http: httpx.AsyncClient, name: str, value: str
+) -> None:
+    for path, headers in (("/tasks", V1_HEADERS), ("/v1/tasks", {})):
+        response = await http.get(path, params={name: value}, headers=headers)
+        assert (response.status_code, reason(response)) == (400, "INVALID_PARAMS")
+        error = response.json()["error"]
+        assert error["status"] == "INVALID_ARGUMENT"
+        assert error["details"][0]["metadata"]["path"] == f"$.query.{name}"
+        assert f"{name} must be a decimal integer (digits only)" in error["message"]
+    served = await http.get("/tasks", params={name: "5"}, headers=V1_HEADERS)
+    assert served.status_code == 200

@@ -10,6 +10,7 @@ from a2a_trio.server._legacy import LegacyEvents, LegacyIds, bearer_refusal
 from a2a_trio.server._rest import (
     RouteNotFound,
     VerbNotAllowed,
+    integer,
     match_route,
     problem,
     rest_params,
@@ -166,3 +167,19 @@ def test_bearer_gate(header: str | None, refused: str) -> None:
 def test_bearer_gate_with_a_token_check() -> None:
     assert bearer_refusal("Bearer good", lambda token: token == "good") == ""
     assert "not accepted" in bearer_refusal("Bearer bad", lambda token: token == "good")
+
+
+@pytest.mark.parametrize("value", ["0", "7", "007", "-1", "2147483648", "9" * 30])
+def test_integer_query_values_are_decimal(value: str) -> None:
+    assert integer("pageSize", value) == int(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["1_0", "+5", " 5", "5 ", "\t5", "\uff15", "\u0665", "5.0", "1e3", "0x10", "", "-", "9" * 5000],
+)
+def test_integer_query_values_refuse_what_only_python_reads(value: str) -> None:
+    with pytest.raises(InvalidParamsError) as refused:
+        integer("pageSize", value)
+    assert refused.value.path == "$.query.pageSize"
+    assert "pageSize must be a decimal integer (digits only)" in refused.value.message
