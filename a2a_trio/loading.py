@@ -6,8 +6,14 @@ Used at the edges (``a2a_trio.app``, the CLI); errors say what to fix, never a t
 from __future__ import annotations
 
 import importlib
+import os
+import sys
+import sysconfig
+import traceback
 from datetime import timedelta
 from functools import partial
+from pathlib import Path
+from types import ModuleType
 
 from .runtime import Agent
 from .server import StoreFactory
@@ -18,20 +24,106 @@ class ConfigError(Exception):
     """A setting names something that cannot be loaded; the message says what to fix."""
 
 
+_MISSING = object()
+
+
 def load_agent(spec: str) -> Agent:
-    """The :class:`Agent` named by ``module:attribute`` (e.g. ``myproject.agents:agent``)."""
+    """The :class:`Agent` named by ``module:attribute`` (e.g. ``myproject.agents:agent``).
+
+    The current directory is put first on ``sys.path`` (unless it is there already), as
+    ``python -m`` and hypercorn do, so the installed ``a2a-trio`` script finds ``./mymodule.py``
+    too.
+
+    Raises:
+        ConfigError: the spec is malformed, the module is missing or fails while importing
+            (the message names the exception and the user's line; the original exception is
+            the ``__cause__``), or the attribute is missing or not an ``Agent``.
+    """
     module_name, _, attribute = spec.partition(":")
-    if not module_name or not attribute:
+    if not module_name or not attribute or module_name.startswith("."):
         raise ConfigError(f"agent {spec!r} must look like 'package.module:attribute'")
+    module = _import(module_name, spec)
+    found = getattr(module, attribute, _MISSING)
+    if isinstance(found, Agent):
+        return found
+    if found is _MISSING:
+        problem = f"module {module_name!r} has no attribute {attribute!r}"
+    else:
+        problem = f"{spec!r} is {type(found).__name__}, not an a2a_trio Agent"
+    agents = sorted(name for name, value in vars(module).items() if isinstance(value, Agent))
+    listed = ", ".join(f"{module_name}:{name}" for name in agents)
+    raise ConfigError(f"{problem} ({f'its agents: {listed}' if agents else 'it has no Agent'})")
+
+
+def _import(module_name: str, spec: str) -> ModuleType:
+    """Import the user's module from the current directory or the path; failures in one line."""
+    _search_current_directory()
     try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigError(f"cannot import {module_name!r} for agent {spec!r}: {exc}") from None
-    found = getattr(module, attribute, None)
-    if not isinstance(found, Agent):
-        kind = "nothing" if found is None else type(found).__name__
-        raise ConfigError(f"{spec!r} is {kind}, not an a2a_trio Agent")
-    return found
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        missing = exc.name or ""
+        if module_name == missing or module_name.startswith(missing + "."):
+            raise ConfigError(
+                f"cannot import {module_name!r} for agent {spec!r}: {exc}"
+                f" (searched the current directory {os.getcwd()} and the Python path)"
+            ) from None
+        raise ConfigError(f"importing {module_name!r} failed: {_describe(exc)}") from exc
+    except Exception as exc:  # whatever the user's code raises: one line saying what and where
+        raise ConfigError(f"importing {module_name!r} failed: {_describe(exc)}") from exc
+
+
+def _search_current_directory() -> None:
+    """Put the current directory first on ``sys.path`` unless it is there already.
+
+    ``python -m`` and hypercorn do so; a console script only has its own ``bin`` directory.
+    """
+    cwd = Path.cwd()
+    for entry in sys.path:
+        try:
+            if Path(entry or ".").resolve() == cwd.resolve():
+                return
+        except OSError:  # a path entry that cannot be resolved is not the current directory
+            continue
+    sys.path.insert(0, str(cwd))
+
+
+def _describe(exc: BaseException) -> str:
+    """``Type: message (file, line N)``: the exception and the line of user code it came from.
+
+    The line is the innermost frame outside the standard library and importlib (for a
+    ``SyntaxError``, the offending line), with the file relative to the current directory.
+    """
+    if isinstance(exc, SyntaxError):
+        where: tuple[str, int | None] | None = (exc.filename or "?", exc.lineno)
+        text = f"{type(exc).__name__}: {exc.msg}"
+    else:
+        where = _user_frame(exc)
+        text = f"{type(exc).__name__}: {exc}".removesuffix(": ")
+    if where is None:
+        return text
+    filename, line = where
+    try:
+        shown = str(Path(filename).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:  # outside the current directory: the full path says where
+        shown = filename
+    return f"{text} ({shown}, line {line})"
+
+
+def _user_frame(exc: BaseException) -> tuple[str, int | None] | None:
+    """The innermost frame of ``exc`` in user code: not importlib's, ours, or the stdlib's."""
+    paths = sysconfig.get_paths()
+    stdlib = {Path(paths[k]).resolve() for k in ("stdlib", "platstdlib")}
+    installed = {Path(paths[k]).resolve() for k in ("purelib", "platlib")}
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if not f.filename.startswith("<") and Path(f.filename).resolve() != Path(__file__).resolve()
+    ]
+    for frame in reversed(frames):
+        parents = set(Path(frame.filename).resolve().parents)
+        if not parents & stdlib or parents & installed:
+            return frame.filename, frame.lineno
+    return (frames[-1].filename, frames[-1].lineno) if frames else None
 
 
 def store_factory(url: str, *, retention: Retention = DEFAULT_RETENTION) -> StoreFactory:

@@ -29,10 +29,12 @@ ENV = {k: v for k, v in os.environ.items() if k != "A2A_TOKEN"} | {"COLUMNS": "1
 ENV["NO_COLOR"] = "1"
 
 
-def run(*args: str, module: bool = False) -> subprocess.CompletedProcess[str]:
+def run(
+    *args: str, module: bool = False, cwd: Path | None = None, env: dict[str, str] = ENV
+) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "a2a_trio"] if module else [SCRIPT]
     return subprocess.run(
-        [*command, *args], capture_output=True, text=True, timeout=60, env=ENV, check=False
+        [*command, *args], capture_output=True, text=True, timeout=60, env=env, cwd=cwd, check=False
     )
 
 
@@ -183,6 +185,7 @@ def test_runtime_errors_exit_2(
         (["serve", "no_such_module_here:agent"], "cannot import 'no_such_module_here'"),
         (["serve", "a2a_trio.demo"], "must look like 'package.module:attribute'"),
         (["serve", "a2a_trio.demo:agent", "--log-level", "loud"], "--log-level 'loud'"),
+        (["serve", "a2a_trio.demo:nope"], "module 'a2a_trio.demo' has no attribute 'nope'"),
     ],
 )
 def test_usage_errors_exit_1(
@@ -316,4 +319,63 @@ async def test_auth_options_reach_the_agent() -> None:
     assert refused.stderr.decode() == (
         "error: AuthenticationRequiredError (-32001): Authentication required"
         " (pass credentials with --token or --header)\n"
+    )
+
+
+USER_AGENT = """\
+from a2a_trio import Agent, TaskContext
+
+agent = Agent("Greeter", "Greets people", version="1.0.0")
+
+
+@agent.skill(tags=["greeting"], default=True)
+async def greet(ctx: TaskContext) -> str:
+    return f"Hello, {ctx.text}!"
+"""
+
+WITHOUT_PYTHONPATH = {k: v for k, v in ENV.items() if k != "PYTHONPATH"}
+
+
+def test_serve_finds_a_module_in_the_current_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The installed console script, started where the module is, like ``python -m``."""
+    (tmp_path / "mymodule.py").write_text(USER_AGENT)
+    with subprocess.Popen(
+        [SCRIPT, "serve", "mymodule:agent", "--port", "0", "--log-level", "warning"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=WITHOUT_PYTHONPATH,
+        cwd=tmp_path,
+    ) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        try:
+            line = proc.stdout.readline()
+            assert line.startswith("serving mymodule:agent at http://"), line or proc.stderr.read()
+            url = line.split(" at ")[1].strip()
+            code, out, err = in_process(capsys, "send", url, "Ada", "--json")
+            assert code == 0, err
+            parts = json.loads(out)["task"]["artifacts"][0]["parts"]
+            assert parts == [{"text": "Hello, Ada!"}]
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=20) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait(timeout=10)
+
+
+def test_a_module_that_fails_to_import_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "broken.py").write_text("import json\n\nRATIO = 1 / 0\n")
+    result = run("serve", "broken:agent", "--port", "0", cwd=tmp_path, env=WITHOUT_PYTHONPATH)
+    assert_one_line_error(result, 1, "")
+    assert result.stderr == (
+        "error: importing 'broken' failed: ZeroDivisionError: division by zero"
+        " (broken.py, line 3)\n"
+    )
+    (tmp_path / "good.py").write_text(USER_AGENT)
+    result = run("serve", "good:nope", cwd=tmp_path, env=WITHOUT_PYTHONPATH)
+    assert_one_line_error(
+        result, 1, "module 'good' has no attribute 'nope' (its agents: good:agent)"
     )
