@@ -30,6 +30,8 @@ from ._cli._running import (
 )
 from ._cli._view import TaskView, card_view, tasks_table
 from .client import (
+    HTTP_JSON,
+    JSONRPC,
     BearerAuth,
     Client,
     EventStream,
@@ -62,9 +64,24 @@ Token = Annotated[
 Skill = Annotated[
     str, typer.Option(help="Address this skill (sets metadata.skillId, as a2a_trio routes).")
 ]
+
+
+def _bindings(values: list[str] | None) -> list[str] | None:
+    """``--binding`` values, spelled canonically; a typo is a usage error before any request."""
+    known = {name.upper(): name for name in (JSONRPC, HTTP_JSON)}
+    for value in values or ():
+        if value.upper() not in known:
+            raise typer.BadParameter(f"{value!r} is not one of {', '.join(known.values())}")
+    return [known[value.upper()] for value in values] if values else None
+
+
 Binding = Annotated[
     list[str] | None,
-    typer.Option("--binding", help="Preferred binding: JSONRPC or HTTP+JSON (repeatable)."),
+    typer.Option(
+        "--binding",
+        callback=_bindings,
+        help="Preferred binding: JSONRPC or HTTP+JSON (repeatable).",
+    ),
 ]
 
 
@@ -223,7 +240,9 @@ def subscribe(
 def get(
     url: Url,
     task: TaskId,
-    history: Annotated[int | None, typer.Option(help="At most this many history messages.")] = None,
+    history: Annotated[
+        int | None, typer.Option(min=0, help="At most this many history messages.")
+    ] = None,
     json: Json = False,
     header: Headers = None,
     token: Token = None,
@@ -244,7 +263,7 @@ def list_(
     state: Annotated[
         str, typer.Option(help="Only tasks in this state (e.g. working, completed).")
     ] = "",
-    page_size: Annotated[int | None, typer.Option(help="Tasks per page.")] = None,
+    page_size: Annotated[int | None, typer.Option(min=1, help="Tasks per page.")] = None,
     page_token: Annotated[str, typer.Option(help="Continue from this page token.")] = "",
     all_pages: Annotated[bool, typer.Option("--all", help="Follow every page.")] = False,
     json: Json = False,
@@ -306,7 +325,9 @@ def cancel(
 def serve(
     agent: Annotated[str, typer.Argument(help="The agent to serve, as 'module:attribute'.")],
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to bind (0 picks a free one).")] = 8000,
+    port: Annotated[
+        int, typer.Option(min=0, max=65535, help="Port to bind (0 picks a free one).")
+    ] = 8000,
     store: Annotated[
         str, typer.Option(help="Task store URL: memory, sqlite:///path, postgresql://...")
     ] = "memory",
@@ -326,6 +347,8 @@ def serve(
     level = logging.getLevelName(log_level.upper())
     if not isinstance(level, int):
         raise UsageProblem(f"--log-level {log_level!r} is not one of debug, info, warning, error")
+    if not keepalive > 0:  # zero would send keepalive comments back to back
+        raise UsageProblem(f"--keepalive must be a positive number of seconds, not {keepalive}")
     logger = logging.getLogger("a2a_trio")  # hypercorn logs through its own handlers
     logger.setLevel(level)
     if not logger.handlers:
@@ -337,7 +360,10 @@ def serve(
         factory = store_factory(store)
     except ConfigError as exc:
         raise UsageProblem(str(exc)) from None
-    config = ServerConfig(public_url=public_url, keepalive=keepalive)
+    try:
+        config = ServerConfig(public_url=public_url, keepalive=keepalive)
+    except ValueError as exc:  # a setting ServerConfig's validators refuse
+        raise UsageProblem(str(exc)) from None
 
     async def until_signal() -> None:
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:

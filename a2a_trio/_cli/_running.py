@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import ssl
 from collections.abc import Awaitable, Callable, Sequence
 
 import trio
@@ -46,10 +48,10 @@ def run_command(fn: Callable[[], Awaitable[None]]) -> None:
         if isinstance(error, AuthenticationRequiredError):
             failure = (2, failure[1] + " (pass credentials with --token or --header)")
     except* (ClientError, RuntimeProblem) as group:
-        failure = (2, str(first_error(group)))
+        failure = (2, describe(first_error(group)))
     except* OSError as group:
         os_error = first_error(group)
-        failure = (2, os_error.strerror or str(os_error))
+        failure = (2, os_error.strerror or describe(os_error))
     if failure is not None:
         message = " ".join(failure[1].split())  # one line, whatever the agent's text holds
         typer.echo(f"error: {message}", err=True)
@@ -62,3 +64,35 @@ def first_error[E: BaseException](group: BaseExceptionGroup[E]) -> E:
     while isinstance(first, BaseExceptionGroup):
         first = first.exceptions[0]
     return first
+
+
+def describe(error: BaseException) -> str:
+    """The error's message, completed by its cause when it does not say why it failed.
+
+    httpx raises some connection failures with an empty message (a TLS handshake with a plain
+    HTTP server gives ``fetching ...: ``); the reason is then further down the cause chain.
+    """
+    message = str(error).strip()
+    if message and not message.endswith(":"):
+        return message
+    reason = _reason(error)
+    return f"{message} {reason}" if message else reason
+
+
+def _reason(error: BaseException) -> str:
+    """The first cause (or context) that says something: TLS failures named as such."""
+    seen: set[int] = set()
+    cause: BaseException | None = error.__cause__ or error.__context__
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, ssl.SSLError):
+            text = re.sub(r"\s*\(_ssl\.c:\d+\)$", "", str(cause))
+            hint = (
+                " (is it a plain http:// server?)" if cause.reason == "WRONG_VERSION_NUMBER" else ""
+            )
+            return f"TLS handshake failed: {text}{hint}"
+        if str(cause).strip():
+            return f"{type(cause).__name__}: {str(cause).strip()}"
+        cause = cause.__cause__ or cause.__context__
+    root = error.__cause__ or error.__context__ or error
+    return type(root).__name__

@@ -186,6 +186,16 @@ def test_runtime_errors_exit_2(
         (["serve", "a2a_trio.demo"], "must look like 'package.module:attribute'"),
         (["serve", "a2a_trio.demo:agent", "--log-level", "loud"], "--log-level 'loud'"),
         (["serve", "a2a_trio.demo:nope"], "module 'a2a_trio.demo' has no attribute 'nope'"),
+        (["serve", "a2a_trio.demo:agent", "--port", "99999"], "Invalid value for '--port'"),
+        (["serve", "a2a_trio.demo:agent", "--port", "-1"], "Invalid value for '--port'"),
+        (
+            ["serve", "a2a_trio.demo:agent", "--keepalive", "0"],
+            "--keepalive must be a positive number",
+        ),
+        (["send", "http://x", "hi", "--binding", "foo"], "'foo' is not one of JSONRPC, HTTP+JSON"),
+        (["send", "http://x", "hi", "--binding", "GRPC"], "'GRPC' is not one of JSONRPC"),
+        (["list", "http://x", "--page-size", "0"], "Invalid value for '--page-size'"),
+        (["get", "http://x", "t1", "--history", "-1"], "Invalid value for '--history'"),
     ],
 )
 def test_usage_errors_exit_1(
@@ -201,6 +211,25 @@ def test_usage_errors_exit_1(
 
 def test_usage_error_in_a_real_process() -> None:
     assert_one_line_error(run("get"), 1, "Missing argument 'url'")
+    # out of range for a socket: refused before anything binds, not an OverflowError traceback
+    assert_one_line_error(
+        run("serve", "a2a_trio.demo:agent", "--port", "99999"), 1, "Invalid value for '--port'"
+    )
+
+
+def test_binding_names_are_case_insensitive(
+    sdk_agent: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = in_process(capsys, "send", sdk_agent, "abcd", "--binding", "http+json")
+    assert (code, err) == (0, "")
+    assert "COMPLETED" in out
+
+
+def test_https_to_a_plain_http_agent_says_why(sdk_agent: str) -> None:
+    """The TLS failure reaches the user: httpx raises it with an empty message."""
+    result = run("card", sdk_agent.replace("http://", "https://"))
+    assert_one_line_error(result, 2, "agent-card.json: TLS handshake failed: [SSL: ")
+    assert result.stderr.endswith("(is it a plain http:// server?)\n")
 
 
 @pytest.fixture

@@ -1,0 +1,35 @@
+"""Error messages of the command: an error that does not say why is completed by its cause."""
+
+from __future__ import annotations
+
+import ssl
+from itertools import pairwise
+
+from a2a_trio._cli._running import describe
+
+
+def chained(*errors: BaseException) -> BaseException:
+    """``errors[0]`` raised from ``errors[1]``, raised from ``errors[2]``..."""
+    for outer, inner in pairwise(errors):
+        outer.__cause__ = inner
+    return errors[0]
+
+
+def test_a_message_that_says_why_is_kept() -> None:
+    assert describe(chained(RuntimeError("no route"), OSError("ignored"))) == "no route"
+
+
+def test_an_empty_reason_is_taken_from_the_causes() -> None:
+    error = chained(RuntimeError("fetching x: "), ConnectionError(""), TimeoutError("slow peer"))
+    assert describe(error) == "fetching x: TimeoutError: slow peer"
+    assert describe(chained(RuntimeError(""), ConnectionError(""))) == "ConnectionError"
+    assert describe(RuntimeError("fetching x:")) == "fetching x: RuntimeError"
+
+
+def test_tls_failures_are_named() -> None:
+    tls = ssl.SSLError(1, "[SSL: WRONG_VERSION_NUMBER] wrong version number (_ssl.c:1020)")
+    tls.reason = "WRONG_VERSION_NUMBER"  # set by the ssl module on real failures
+    assert describe(chained(RuntimeError("fetching x: "), ConnectionError(""), tls)) == (
+        "fetching x: TLS handshake failed: [SSL: WRONG_VERSION_NUMBER] wrong version number"
+        " (is it a plain http:// server?)"
+    )
