@@ -202,8 +202,8 @@ class LegacySurface:
         false``, and the refusal comes before the id is claimed, so nothing is kept."""
         if params.get("pushNotification") is not None:
             raise push_not_supported()
-        legacy_id = wire.optional_string(params, "id") or m.new_id()
-        session_id = wire.optional_string(params, "sessionId") or legacy_id
+        legacy_id = _key(params, "id") or m.new_id()
+        session_id = _key(params, "sessionId") or legacy_id
         params["id"] = legacy_id
         message = wire.decode_message(
             params.get("message"), session_id=session_id, skill_id=self._skill.id
@@ -282,6 +282,16 @@ class LegacySurface:
 def _frames(events: LegacyEvents, event: m.StreamEvent, rid: JsonValue) -> list[bytes]:
     """One ``data:`` line per result, no ``id:`` lines (the dialect's parsers expect none)."""
     return [encode_event(dumps(rpc.success(rid, r))) for r in events.translate(event)]
+
+
+def _key(params: Any, name: str) -> str | None:
+    """``params.id`` or ``params.sessionId`` of a new task, refused here, under its own name,
+    if it holds a NUL: the session id (by default the id) becomes the task's context id, which
+    the store refuses under ``$.contextId``, a field the client never sent."""
+    value = wire.optional_string(params, name)
+    if value is not None and "\x00" in value:
+        raise InvalidParamsError("must not contain a NUL character", path=f"$.params.{name}")
+    return value
 
 
 def _required_id(params: Any, method: str) -> str:

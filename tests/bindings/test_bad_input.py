@@ -251,3 +251,17 @@ async def test_integer_query_parameters_are_digits_only(
         assert f"{name} must be a decimal integer (digits only)" in error["message"]
     served = await http.get("/tasks", params={name: "5"}, headers=V1_HEADERS)
     assert served.status_code == 200
+
+
+@pytest.mark.parametrize("method", ["tasks/send", "tasks/sendSubscribe"])
+@pytest.mark.parametrize("key", ["id", "sessionId"])
+async def test_legacy_nul_in_an_id_is_reported_where_it_was_sent(
+    http: httpx.AsyncClient, method: str, key: str
+) -> None:
+    params = {key: "a\x00b", "message": {"parts": [{"type": "text", "text": "x"}]}}
+    response = await http.post("/echo", json=rpc(method, params, rid="nul"))
+    body = response.json()
+    assert (response.status_code, body["id"], body["error"]["code"]) == (200, "nul", -32602)
+    assert body["error"]["data"]["path"] == f"$.params.{key}"
+    listed = await http.get("/tasks", headers=V1_HEADERS)
+    assert listed.json()["totalSize"] == 0
