@@ -17,7 +17,7 @@ from typing import Annotated, Any
 import httpx
 import trio
 import typer
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.live import Live
 
 from . import model as m
@@ -125,6 +125,19 @@ async def _follow(events: EventStream, *, json: bool) -> None:
             async for event in events:
                 view.apply(event)
                 live.update(view.render(), refresh=True)
+
+
+def _print_unclipped(console: Console, renderable: RenderableType) -> None:
+    """Print ``renderable`` at its natural width when the console is narrower.
+
+    Rich would otherwise shrink columns to the console's width, cutting values (task ids) that
+    must be printed whole; a terminal then wraps the long lines itself.
+    """
+    wide = console.options.update_width(10_000)
+    natural = console.measure(renderable, options=wide).maximum
+    if natural > console.width:
+        console = Console(width=natural)
+    console.print(renderable)
 
 
 def _show_result(result: m.Task | m.Message, *, json: bool) -> None:
@@ -297,7 +310,8 @@ def list_(
             _print_json(V1.encode(page))
             return
         console = Console()
-        console.print(tasks_table(page.tasks))
+        width = console.width if console.is_terminal else None  # a pipe gets every value whole
+        _print_unclipped(console, tasks_table(page.tasks, width=width))
         if page.next_page_token:
             console.print(f"next page: --page-token {page.next_page_token}", soft_wrap=True)
 

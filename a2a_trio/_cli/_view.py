@@ -9,6 +9,8 @@ for one-shot output.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import attrs
 from rich.console import Group, RenderableType
 from rich.panel import Panel
@@ -129,16 +131,52 @@ class TaskView:
         return Group(*items)
 
 
-def tasks_table(tasks: tuple[m.Task, ...] | list[m.Task]) -> Table:
-    table = Table("task", "context", "state", "updated", box=None, header_style="bold")
-    for task in tasks:
-        stamp = task.status.timestamp
-        table.add_row(
-            task.id,
-            task.context_id,
-            Text(task.status.state.name, STATE_STYLES.get(task.status.state, "blue")),
-            stamp.isoformat(timespec="seconds") if stamp else "",
-        )
+SHORTEST_CONTEXT = 9
+"""A shortened context id keeps 8 characters and an ellipsis, enough to tell tasks apart."""
+GAP = 2
+"""Spaces between two columns of a table (rich's padding of one on each side, no edges)."""
+
+
+def tasks_table(tasks: Sequence[m.Task], *, width: int | None = None) -> Table:
+    """Tasks as a table (task, context, state, updated) fitting ``width`` when it can.
+
+    Task ids are never shortened or wrapped: they are what ``get`` and ``cancel`` take.  When
+    ``width`` is too narrow, the context id is shortened with an ellipsis, then the update time
+    is left out, then the context; below task and state the table is wider than ``width``
+    rather than cut an id.  ``width=None`` (a pipe) keeps every value whole.
+    """
+    updated = [
+        t.status.timestamp.isoformat(timespec="seconds") if t.status.timestamp else ""
+        for t in tasks
+    ]
+    task_w = max([len("task"), *(len(t.id) for t in tasks)])
+    context_w = max([len("context"), *(len(t.context_id) for t in tasks)])
+    state_w = max([len("state"), *(len(t.status.state.name) for t in tasks)])
+    updated_w = max([len("updated"), *map(len, updated)])
+    show_updated, context_room = True, context_w
+    if width is not None:
+        room = width - task_w - state_w - 2 * GAP  # what is left for the context, with its gap
+        context_room = min(context_w, room - updated_w - GAP)
+        if context_room < SHORTEST_CONTEXT:
+            show_updated, context_room = False, min(context_w, room)
+    show_context = context_room >= min(SHORTEST_CONTEXT, context_w)
+
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    table.add_column("task", no_wrap=True, min_width=task_w)
+    if show_context:
+        table.add_column("context", no_wrap=True, overflow="ellipsis", max_width=context_room)
+    table.add_column("state", no_wrap=True, min_width=state_w)
+    if show_updated:
+        table.add_column("updated", no_wrap=True, min_width=updated_w)
+    for task, stamp in zip(tasks, updated, strict=True):
+        state = task.status.state
+        cells: list[RenderableType] = [task.id]
+        if show_context:
+            cells.append(task.context_id)
+        cells.append(Text(state.name, STATE_STYLES.get(state, "blue")))
+        if show_updated:
+            cells.append(stamp)
+        table.add_row(*cells)
     return table
 
 

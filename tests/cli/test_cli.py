@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -408,3 +409,49 @@ def test_a_module_that_fails_to_import_is_one_line(tmp_path: Path) -> None:
     assert_one_line_error(
         result, 1, "module 'good' has no attribute 'nope' (its agents: good:agent)"
     )
+
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def in_a_terminal(columns: int, *args: str) -> str:
+    """The command's output in a pseudo-terminal ``columns`` wide (no ``$COLUMNS`` to obey)."""
+    env = {k: v for k, v in ENV.items() if k != "COLUMNS"}
+    child = pexpect.spawn(
+        SCRIPT, list(args), env=env, encoding="utf-8", timeout=30, dimensions=(50, columns)
+    )
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before
+    return ANSI.sub("", child.before or "")
+
+
+def test_list_prints_task_ids_whole(sdk_agent: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Ids are what get and cancel take: never cut, at any width, nor in a pipe."""
+    for text in ("one", "two", "three", "four"):  # more than a page
+        assert in_process(capsys, "send", sdk_agent, text, "--json")[0] == 0
+    tasks = ok_json("list", sdk_agent, "--page-size", "3")["tasks"]
+    ids = [t["id"] for t in tasks]
+    piped = run("list", sdk_agent, "--page-size", "3", env=ENV | {"COLUMNS": "60"})
+    assert piped.returncode == 0, piped.stderr
+    lines = piped.stdout.splitlines()
+    assert lines[0].split() == ["task", "context", "state", "updated"]
+    for line, task in zip(lines[1:4], tasks, strict=True):  # one line a task, all of it
+        assert line.split() == [
+            task["id"],
+            task["contextId"],
+            task["status"]["state"].removeprefix("TASK_STATE_"),
+            task["status"]["timestamp"].split(".")[0].removesuffix("Z") + "+00:00",
+        ]
+    assert lines[4].startswith("next page: --page-token ")
+    for columns, heading in [
+        (130, "task context state updated"),
+        (100, "task context state updated"),
+        (80, "task context state"),
+        (30, "task state"),
+    ]:
+        shown = in_a_terminal(columns, "list", sdk_agent, "--page-size", "3").splitlines()
+        assert " ".join(shown[0].split()) == heading
+        assert [row.split()[0] for row in shown[1:4]] == ids
+        if columns >= 60:  # wide enough for an id and a state: the table fits
+            assert max(map(len, shown[:4])) <= columns, "\n".join(shown)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
+import pytest
 from rich.console import Console
 
 from a2a_trio import model as m
@@ -88,3 +91,46 @@ def test_tables_for_tasks_and_cards() -> None:
     assert "capabilities: streaming" in text
     assert "http://h/" in text
     assert "Skill one" in text
+
+
+def listed(width: int | None) -> list[str]:
+    """Two tasks with uuid-long ids as the table shows them for ``width`` (rich never cuts)."""
+    stamp = datetime(2026, 11, 26, 2, 40, 12, tzinfo=UTC)
+    tasks = [
+        m.Task(
+            f"{n}a4c1e3f-5e8b-4c6a-9d3e-2b1f0a9c8d7e",
+            m.TaskStatus(state, timestamp=stamp),
+            context_id=f"{n}c0ffee0-1111-4222-8333-944445555666",
+        )
+        for n, state in ((1, m.TaskState.COMPLETED), (2, m.TaskState.INPUT_REQUIRED))
+    ]
+    console = Console(record=True, width=1000, color_system=None)
+    console.print(tasks_table(tasks, width=width))
+    return [line.rstrip() for line in console.export_text().splitlines()]
+
+
+@pytest.mark.parametrize(
+    ("width", "columns", "context"),
+    [
+        (None, "task context state updated", "1c0ffee0-1111-4222-8333-944445555666"),
+        (117, "task context state updated", "1c0ffee0-1111-4222-8333-944445555666"),
+        (116, "task context state updated", "1c0ffee0-1111-4222-8333-9444455556…"),
+        (90, "task context state updated", "1c0ffee0…"),
+        (89, "task context state", "1c0ffee0-1111-4222-8333-9444455556…"),
+        (70, "task context state", "1c0ffee0-1111-4…"),
+        (63, "task context state", "1c0ffee0…"),
+        (62, "task state", None),
+        (20, "task state", None),
+    ],
+)
+def test_task_ids_stay_whole_as_the_table_narrows(
+    width: int | None, columns: str, context: str | None
+) -> None:
+    head, first, second = listed(width)
+    assert " ".join(head.split()) == columns
+    assert first.startswith("1a4c1e3f-5e8b-4c6a-9d3e-2b1f0a9c8d7e  ")
+    assert second.startswith("2a4c1e3f-5e8b-4c6a-9d3e-2b1f0a9c8d7e  ")
+    if context is not None:
+        assert first.split()[1] == context
+    if width is not None and width >= 52:  # an id, a state and the gap fit: so does the table
+        assert max(len(head), len(first), len(second)) <= width
