@@ -76,6 +76,7 @@ class A2AServer:
         self._handler: RequestHandler | None = None
         self._cancel = trio.CancelScope()
         self._stopped = trio.Event()
+        self._drain_deadline: float | None = None
 
     @property
     def runtime(self) -> TaskRuntime:
@@ -101,10 +102,17 @@ class A2AServer:
         finally:
             self._stopped.set()
 
-    async def stop(self) -> None:
-        """Drain running jobs for ``shutdown_grace`` seconds, then cancel what is left."""
+    async def drain(self) -> None:
+        """Refuse new tasks and wait for running jobs, until ``shutdown_grace`` seconds after
+        the first call (a later call waits out the same grace, no more)."""
+        if self._drain_deadline is None:
+            self._drain_deadline = trio.current_time() + self.config.shutdown_grace
         if self._runtime is not None:
-            await self._runtime.drain(self.config.shutdown_grace)
+            await self._runtime.drain(max(0.0, self._drain_deadline - trio.current_time()))
+
+    async def stop(self) -> None:
+        """Drain running jobs (see :meth:`drain`), then cancel what is left."""
+        await self.drain()
         self._cancel.cancel()
         await self._stopped.wait()
 

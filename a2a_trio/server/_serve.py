@@ -52,11 +52,19 @@ async def serve(
 
     Cancellation stops at once: running tasks are recorded FAILED with a "server shut down"
     message (tasks waiting for input stay resumable).  ``shutdown_trigger`` instead drains
-    gracefully: new connections stop, running jobs get ``config.shutdown_grace`` seconds, then
-    the rest is cancelled.
+    gracefully: new tasks are refused while running jobs get ``config.shutdown_grace`` seconds,
+    their streams and blocking sends still connected so they get the final event; only then
+    does hypercorn close the connections, and what is still running is cancelled.
     """
     app: Any = create_app(agent, store=store, config=config)  # hypercorn's own ASGI types
-    trigger = shutdown_trigger or trio.sleep_forever
+    user_trigger = shutdown_trigger or trio.sleep_forever
+
+    async def trigger() -> None:
+        await user_trigger()
+        # Before hypercorn's own graceful close (3 s, then connections are cancelled), so the
+        # jobs end while their clients still listen.
+        await app.server.drain()
+
     async with trio.open_nursery() as nursery:
         binds = await nursery.start(
             partial(hypercorn_serve, app, hypercorn_config(host, port), shutdown_trigger=trigger)
