@@ -114,17 +114,30 @@ def _print_json(value: Any) -> None:
 
 
 async def _follow(events: EventStream, *, json: bool) -> None:
-    """Print a stream: one JSON line per event, or a live view redrawn as events arrive."""
+    """Print a stream: one JSON line per event, or a live view redrawn as events arrive.
+
+    Not in a terminal, the view is printed once at the end (also when the stream fails), as
+    ordinary output ending in a newline: rich's live display would leave the last line open.
+    """
     async with events:
         if json:
             async for event in events:
                 _print_json(V1.encode_stream_response(event))
             return
         view = TaskView()
-        with Live(view.render(), console=Console(), auto_refresh=False) as live:
+        console = Console()
+        if console.is_terminal and not console.is_dumb_terminal:
+            with Live(view.render(), console=console, auto_refresh=False) as live:
+                async for event in events:
+                    view.apply(event)
+                    live.update(view.render(), refresh=True)
+            return
+        try:
             async for event in events:
                 view.apply(event)
-                live.update(view.render(), refresh=True)
+        finally:
+            if not view.is_empty():
+                console.print(view.render())
 
 
 def _print_unclipped(console: Console, renderable: RenderableType) -> None:

@@ -94,10 +94,15 @@ class TaskView:
             case m.Message():
                 self.replies.append(parts_text(event.parts))
 
+    def is_empty(self) -> bool:
+        """Nothing to show yet: no task, artifact or reply has arrived."""
+        return self.state is None and not self.artifacts and not self.replies
+
     def _status(self, status: m.TaskStatus) -> None:
+        """Take a new status whole: its message (or none) replaces the previous one's text."""
         self.state = status.state
+        self.status_text = parts_text(status.message.parts) if status.message else ""
         if status.message is not None:
-            self.status_text = parts_text(status.message.parts)
             value = (status.message.metadata or {}).get("progress")
             if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
                 self.progress = min(value if value <= 1 else value / 100, 1.0)

@@ -455,3 +455,24 @@ def test_list_prints_task_ids_whole(sdk_agent: str, capsys: pytest.CaptureFixtur
         assert [row.split()[0] for row in shown[1:4]] == ids
         if columns >= 60:  # wide enough for an id and a state: the table fits
             assert max(map(len, shown[:4])) <= columns, "\n".join(shown)
+
+
+def test_stream_and_subscribe_end_with_the_final_status_and_a_newline(
+    served_demo: tuple[subprocess.Popen[str], str],
+) -> None:
+    """The countdown's last status has no message: the previous one's text must not linger."""
+    _, url = served_demo
+    streamed = run("stream", url, "1", "--skill", "countdown")
+    assert streamed.returncode == 0, streamed.stderr
+    assert streamed.stdout.endswith("\n")
+    assert re.fullmatch(r"task [0-9a-f-]{36} COMPLETED", streamed.stdout.splitlines()[0])
+    assert "liftoff" in streamed.stdout
+    running = ok_json("send", url, "4", "--skill", "countdown", "--no-wait")["task"]
+    followed = run("subscribe", url, running["id"])
+    assert followed.returncode == 0, followed.stderr
+    assert followed.stdout.endswith("\n")
+    assert followed.stdout.splitlines()[0] == f"task {running['id']} COMPLETED"
+    in_terminal = in_a_terminal(100, "stream", url, "1", "--skill", "countdown")
+    assert in_terminal.endswith("\n")
+    last_status = [line for line in in_terminal.splitlines() if line.startswith("task ")][-1]
+    assert re.fullmatch(r"task [0-9a-f-]{36} COMPLETED\s*", last_status)

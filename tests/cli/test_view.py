@@ -49,6 +49,15 @@ def test_events_fold_into_status_progress_and_growing_artifacts() -> None:
     assert "%" not in text  # progress ends with the task
 
 
+def test_a_status_without_message_clears_the_previous_text() -> None:
+    view = TaskView()
+    assert view.is_empty()
+    view.apply(m.TaskStatusUpdateEvent("t1", "c1", status(m.TaskState.WORKING, "1...", 0.9)))
+    assert not view.is_empty()
+    view.apply(m.TaskStatusUpdateEvent("t1", "c1", status(m.TaskState.COMPLETED)))
+    assert shown(view).strip() == "task t1 COMPLETED"
+
+
 def test_progress_as_a_percentage_and_a_new_chunk_replaces() -> None:
     view = TaskView()
     view.apply(m.TaskStatusUpdateEvent("t1", "c1", status(m.TaskState.WORKING, "", 40)))
