@@ -30,11 +30,10 @@ import psycopg
 import trio
 
 from ._asgi import TrioOnly
-from .loading import ConfigError, load_agent, retention_from, store_factory
+from .loading import DEFAULT_STORE, ConfigError, load_agent, retention_from, store_factory
 from .server import ServerConfig, StoreFactory, create_app, tune_gc_for_streams
 
 DEFAULT_AGENT = "a2a_trio.demo:agent"
-DEFAULT_STORE = "sqlite:///a2a_trio.db"
 
 
 def app_from_env(env: Mapping[str, str]) -> TrioOnly:

@@ -38,6 +38,7 @@ from .client import (
     fetch_card,
     open_client,
 )
+from .loading import DEFAULT_STORE
 from .wire import V1, dumps
 
 app = typer.Typer(
@@ -356,8 +357,8 @@ def serve(
         int, typer.Option(min=0, max=65535, help="Port to bind (0 picks a free one).")
     ] = 8000,
     store: Annotated[
-        str, typer.Option(help="Task store URL: memory, sqlite:///path, postgresql://...")
-    ] = "memory",
+        str, typer.Option(help="Task store URL: sqlite:///path, postgresql://..., or memory.")
+    ] = DEFAULT_STORE,
     public_url: Annotated[
         str | None, typer.Option(help="Base URL the agent card advertises.")
     ] = None,

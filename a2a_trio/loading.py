@@ -19,6 +19,10 @@ from .runtime import Agent
 from .server import StoreFactory
 from .store import DEFAULT_RETENTION, Retention, open_store
 
+DEFAULT_STORE = "sqlite:///a2a_trio.db"
+"""Where a served agent keeps its tasks unless told otherwise (the hosted app and the CLI):
+a SQLite file in the working directory, so tasks survive a restart."""
+
 
 class ConfigError(Exception):
     """A setting names something that cannot be loaded; the message says what to fix."""

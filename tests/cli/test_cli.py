@@ -266,7 +266,8 @@ def test_live_view_in_a_terminal(sdk_agent: str) -> None:
 def served_demo() -> Iterator[tuple[subprocess.Popen[str], str]]:
     """``a2a-trio serve`` on a free port, with the built-in demo agent."""
     with subprocess.Popen(
-        [SCRIPT, "serve", "a2a_trio.demo:agent", "--port", "0", "--log-level", "warning"],
+        [SCRIPT, "serve", "a2a_trio.demo:agent", "--port", "0", "--store", "memory"]
+        + ["--log-level", "warning"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -311,7 +312,7 @@ def test_serve_failures_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixtu
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        result = run("serve", "a2a_trio.demo:agent", "--port", str(port))
+        result = run("serve", "a2a_trio.demo:agent", "--port", str(port), "--store", "memory")
     assert_one_line_error(result, 2, f"cannot listen on 127.0.0.1:{port}: ")
 
 
