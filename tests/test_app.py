@@ -162,16 +162,6 @@ async def test_an_unreachable_postgres_stops_start_up_without_its_password(
     assert "s3cret" not in lines[0]
 
 
-@pytest.mark.xfail(
-    reason="hypercorn 0.18's supervisor returns 0 whatever its worker's exit status"
-    " (pgjones/hypercorn#269, fix proposed in #372); remove this mark and the notes in"
-    " a2a_trio/app.py and the README once a fixed hypercorn is required",
-)
-async def test_hypercorn_supervisor_reports_the_failed_start_up(tmp_path: Path) -> None:
-    status, _ = await start_up(TRIO_APP, settings(A2A_TRIO_KEEPALIVE="0"), tmp_path)
-    assert status != 0
-
-
 async def test_asyncio_worker_fails_at_once_saying_what_to_do(tmp_path: Path) -> None:
     asyncio_app = [HYPERCORN, "--bind", "127.0.0.1:0", "a2a_trio.app:app"]
     says = "error: a2a_trio runs on trio: start it with hypercorn's trio worker,"
