@@ -70,10 +70,15 @@ def describe(error: BaseException) -> str:
     """The error's message, completed by its cause when it does not say why it failed.
 
     httpx raises some connection failures with an empty message (a TLS handshake with a plain
-    HTTP server gives ``fetching ...: ``); the reason is then further down the cause chain.
+    HTTP server): the client then names only the exception's type (``fetching ...:
+    ConnectError``), and the reason is further down the cause chain.
     """
     message = str(error).strip()
-    if message and not message.endswith(":"):
+    cause = error.__cause__
+    bare = type(cause).__name__ if cause is not None and not str(cause).strip() else ""
+    if bare and message.endswith(bare):
+        message = message.removesuffix(bare).rstrip()
+    elif message and not message.endswith(":"):
         return message
     reason = _reason(error)
     return f"{message} {reason}" if message else reason

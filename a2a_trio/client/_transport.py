@@ -38,7 +38,7 @@ def http_errors(what: str) -> Iterator[None]:
     except httpx.TimeoutException as exc:
         raise TransportError(f"{what}: timed out ({type(exc).__name__})") from exc
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
-        raise TransportError(f"{what}: {exc or type(exc).__name__}") from exc
+        raise TransportError(f"{what}: {str(exc) or type(exc).__name__}") from exc
 
 
 class Transport:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import httpx
 import pytest
 
-from a2a_trio.client import RemoteError
+from a2a_trio.client import RemoteError, TransportError
 from a2a_trio.client._errors import ERRORS_BY_REASON, remote_error
+from a2a_trio.client._transport import http_errors
 from a2a_trio.errors import (
     ERRORS_BY_CODE,
     A2AError,
@@ -48,3 +50,13 @@ def test_invalid_params_keeps_the_agent_message() -> None:
     assert isinstance(error, InvalidParamsError)
     assert error.message == "$.message.parts: required"
     assert error.data == {"path": "$.message.parts"}
+
+
+def test_an_httpx_error_without_a_message_is_named_by_its_type() -> None:
+    """httpx raises some failures with an empty message; the error must still say something."""
+    with pytest.raises(TransportError) as info, http_errors("reading the event stream"):
+        raise httpx.ReadError("")
+    assert str(info.value) == "reading the event stream: ReadError"
+    with pytest.raises(TransportError) as info, http_errors("sending"):
+        raise httpx.ConnectError("connection refused")
+    assert str(info.value) == "sending: connection refused"
