@@ -6,6 +6,11 @@ resubscribes to the task with ``Last-Event-ID`` set to the last SSE id it saw, s
 numbers its events replays exactly what was missed.  Attempts are bounded and spaced by
 backoff; the count restarts after each event received.  If the task ended while the stream was
 away (resubscribing is refused for finished tasks), the stream ends with the task as fetched.
+
+Events come out in the order the agent sent them; an error event is raised after every event
+before it and ends the stream.  The stream also ends as soon as the task's last event is in
+(a terminal state or a message; an interrupted state for ``stream()``), even if the server
+keeps the connection open.
 """
 
 from __future__ import annotations
@@ -19,10 +24,10 @@ import httpx
 import trio
 
 from .. import model as m
-from ..errors import UnsupportedOperationError
+from ..errors import A2AError, UnsupportedOperationError
 from ..wire import SSEDecoder, SSEError
 from ._bindings import Op
-from ._errors import InvalidResponseError, TransportError
+from ._errors import ClientError, InvalidResponseError, TransportError
 from ._options import Reconnect
 from ._transport import Transport, http_errors
 
@@ -64,9 +69,10 @@ class EventStream:
 
     Iterating blocks until the next event arrives.  Cancelling that wait (a timeout, say) drops
     the connection; the next iteration resumes the stream from the last event id.  Leaving the
-    ``async with`` block closes the connection.  Raises the typed A2A error an
-    agent sends, :class:`InvalidResponseError` for a malformed event and
-    :class:`TransportError` once reconnection has failed ``reconnect.attempts`` times.
+    ``async with`` block closes the connection.  Raises the typed A2A error an agent sends
+    (after every event sent before it), :class:`InvalidResponseError` for a malformed event and
+    :class:`TransportError` once reconnection has failed ``reconnect.attempts`` times; after
+    raising, the iteration ends.
     """
 
     def __init__(self, transport: Transport, op: Op, request: Any, *, reconnect: Reconnect) -> None:
@@ -77,9 +83,10 @@ class EventStream:
         self._response: httpx.Response | None = None
         self._chunks: AsyncIterator[bytes] | None = None
         self._decoder = SSEDecoder()
-        self._pending: deque[m.StreamEvent] = deque()
+        self._pending: deque[m.StreamEvent | Exception] = deque()
         self._finished = False
-        self._final_seen = False
+        self._final_seen = False  # terminal or interrupted: a break is not resumed
+        self._done = False  # the stream's last event is in: stop reading
         self._failures = 0
         self.task_id = request.id if op is Op.SUBSCRIBE else ""
         """The task this stream follows, once known."""
@@ -115,6 +122,9 @@ class EventStream:
         while not self._pending:
             if self._finished:
                 raise StopAsyncIteration
+            if self._done:  # the task's last event is in: do not wait for the server to close
+                await self.aclose()
+                continue
             try:
                 chunk = await self._next_chunk()
             except TransportError as exc:
@@ -127,22 +137,48 @@ class EventStream:
                 else:
                     await self._resume(cause)
                 continue
+            await self._feed(chunk)
+        item = self._pending.popleft()
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+    async def _feed(self, chunk: bytes) -> None:
+        """Queue the events ``chunk`` completes, in order; an error is queued as the last item.
+
+        Everything the agent sent before an error is delivered before the error is raised
+        (events are never dropped or reordered); the error ends the stream.
+        """
+        try:
+            sse_events = self._decoder.feed(chunk)
+        except SSEError as exc:
+            error = InvalidResponseError(f"bad event stream from the agent: {exc}")
+            await self._fail(error)
+            return
+        for sse in sse_events:
             try:
-                sse_events = self._decoder.feed(chunk)
-            except SSEError as exc:
-                raise InvalidResponseError(f"bad event stream from the agent: {exc}") from None
-            for sse in sse_events:
-                self._accept(self._transport.binding.event(sse.data))
-        return self._pending.popleft()
+                event = self._transport.binding.event(sse.data)
+            except (A2AError, ClientError) as exc:
+                await self._fail(exc)
+                return
+            self._accept(event)
+
+    async def _fail(self, error: Exception) -> None:
+        self._pending.append(error)
+        await self.aclose()
 
     def _accept(self, event: m.StreamEvent) -> None:
         self._failures = 0
         self.task_id = self.task_id or _task_id(event)
         state = _state(event)
-        if isinstance(event, m.Message) or (
-            state is not None and (m.is_terminal(state) or m.is_interrupted(state))
-        ):
+        interrupted = state is not None and m.is_interrupted(state)
+        if isinstance(event, m.Message) or (state is not None and m.is_terminal(state)):
+            self._final_seen = self._done = True
+        elif interrupted:
+            # A stream() ends when the task needs input (the caller answers with a message); a
+            # subscribe() may follow the task past it for as long as the server keeps it open.
             self._final_seen = True
+            self._done = self._done or self._op is Op.STREAM
         self._pending.append(event)
 
     async def _next_chunk(self) -> bytes | None:

@@ -23,6 +23,7 @@ from a2a_trio.client import (
 )
 from a2a_trio.errors import (
     AuthenticationRequiredError,
+    InternalError,
     TaskNotFoundError,
     UnsupportedOperationError,
 )
@@ -434,3 +435,85 @@ async def test_an_answer_to_another_request_is_refused() -> None:
     async with open_stub_agent(handler) as agent, open_client(agent.url) as client:
         with pytest.raises(InvalidResponseError, match="another request"):
             await client.get_task("t1")
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+async def test_events_read_together_with_an_error_are_all_delivered_first(binding: str) -> None:
+    """One network read carrying two events and an error: both events, in order, then the error."""
+    working = status(m.TaskState.WORKING)
+    if binding == "JSONRPC":
+        payloads = [stream_result(TASK), stream_result(working), rpc_error(-32603, "crashed")]
+    else:
+        info = {"@type": ERROR_INFO, "reason": "INTERNAL", "domain": "a2a-protocol.org"}
+        error = {"code": 500, "status": "INTERNAL", "message": "crashed", "details": [info]}
+        payloads = [*map(V1.encode_stream_response, (TASK, working)), {"error": error}]
+
+    async def handler(request: Request, reply: Reply) -> None:
+        await reply.start_sse()
+        await reply.chunk(b"".join(b"data: %s\n\n" % dumps(p) for p in payloads))
+        await reply.end_sse()
+
+    async with (
+        open_stub_agent(handler, binding=binding) as agent,
+        open_client(agent.url, reconnect=FAST) as client,
+        client.stream("go") as events,
+    ):
+        seen = []
+        with pytest.raises(InternalError, match="crashed"):
+            async for event in events:
+                seen.append(event)
+        assert seen == [TASK, working]
+        assert [e async for e in events] == []  # the error ended the stream: no resubscribe
+    assert [r.method for r in agent.requests[1:]] == ["POST"]
+    assert client.statistics().open_streams == 0
+
+
+async def _keep_open(reply: Reply) -> None:
+    """Keepalives and nothing else for as long as the client listens."""
+    while True:
+        await reply.chunk(b": keepalive\n\n")
+        await trio.sleep(0.05)
+
+
+@pytest.mark.parametrize("last", [m.TaskState.COMPLETED, m.TaskState.INPUT_REQUIRED])
+async def test_a_stream_ends_at_its_last_event_though_the_server_keeps_it_open(
+    last: m.TaskState,
+) -> None:
+    async def handler(request: Request, reply: Reply) -> None:
+        await reply.start_sse()
+        await reply.event(stream_result(TASK), event_id="1")
+        await reply.event(stream_result(status(last)), event_id="2")
+        await _keep_open(reply)
+
+    async with (
+        open_stub_agent(handler) as agent,
+        open_client(agent.url, reconnect=FAST) as client,
+    ):
+        with trio.fail_after(5):
+            async with client.stream("go") as events:
+                seen = [event async for event in events]
+        assert seen == [TASK, status(last)]
+        assert client.statistics().open_streams == 0
+    assert [method(r) for r in agent.requests[1:]] == ["SendStreamingMessage"]
+
+
+async def test_subscribe_follows_a_task_past_an_interruption_while_the_server_streams() -> None:
+    """subscribe() is not cut at INPUT_REQUIRED: the task goes on once someone answers it."""
+    waiting = m.Task("t1", m.TaskStatus(m.TaskState.INPUT_REQUIRED), context_id="c1")
+
+    async def handler(request: Request, reply: Reply) -> None:
+        await reply.start_sse()
+        await reply.event(stream_result(waiting), event_id="1")
+        await trio.sleep(0.2)  # another client answers the question
+        await reply.event(stream_result(status(m.TaskState.WORKING)), event_id="2")
+        await reply.event(stream_result(status(m.TaskState.COMPLETED)), event_id="3")
+        await _keep_open(reply)
+
+    async with (
+        open_stub_agent(handler) as agent,
+        open_client(agent.url, reconnect=FAST) as client,
+    ):
+        with trio.fail_after(5):
+            async with client.subscribe("t1") as events:
+                seen = [event async for event in events]
+    assert seen == [waiting, status(m.TaskState.WORKING), status(m.TaskState.COMPLETED)]
