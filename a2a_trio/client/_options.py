@@ -36,7 +36,8 @@ class Reconnect:
     """How a dropped stream is resumed: at most ``attempts`` tries in a row, with backoff.
 
     The delay doubles from ``initial_delay`` up to ``max_delay``; a ``retry:`` the server sent
-    is used as the floor.  The count starts again after each event received.
+    is used as the floor.  The count starts again after progress: an update, a changed state
+    or a new event id (the task snapshot a resubscribe starts with is not progress).
     """
 
     attempts: int = attrs.field(default=5, validator=attrs.validators.ge(0))

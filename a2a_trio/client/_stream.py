@@ -4,8 +4,10 @@ The stream owns at most one open HTTP response at a time.  When the connection d
 server ends the stream before the task reached a terminal or interrupted state) it
 resubscribes to the task with ``Last-Event-ID`` set to the last SSE id it saw, so a server that
 numbers its events replays exactly what was missed.  Attempts are bounded and spaced by
-backoff; the count restarts after each event received.  If the task ended while the stream was
-away (resubscribing is refused for finished tasks), the stream ends with the task as fetched.
+backoff; the count restarts after progress (an update, a changed state or a new event id, not
+the snapshot a resubscribe starts with).  If the task ended while the stream was away
+(resubscribing is refused for finished tasks, with an error answer or, in v0.3, an error as
+the stream's first event), the stream ends with the task as fetched.
 
 Events come out in the order the agent sent them; an error event is raised after every event
 before it and ends the stream.  The stream also ends as soon as the task's last event is in
@@ -87,7 +89,10 @@ class EventStream:
         self._finished = False
         self._final_seen = False  # terminal or interrupted: a break is not resumed
         self._done = False  # the stream's last event is in: stop reading
-        self._failures = 0
+        self._failures = 0  # resubscribes in a row without progress
+        self._state: m.TaskState | None = None  # the task's last known state
+        self._event_id = ""  # the SSE id of the last event
+        self._resumed_blank = False  # resubscribed, and nothing read on it yet
         self.task_id = request.id if op is Op.SUBSCRIBE else ""
         """The task this stream follows, once known."""
         self.reconnects = 0
@@ -159,18 +164,26 @@ class EventStream:
             try:
                 event = self._transport.binding.event(sse.data)
             except (A2AError, ClientError) as exc:
-                await self._fail(exc)
+                if self._resumed_blank and isinstance(exc, UnsupportedOperationError):
+                    # A v0.3 server refuses resubscribing to a finished task inside the stream.
+                    await self._end_with_snapshot()
+                else:
+                    await self._fail(exc)
                 return
-            self._accept(event)
+            self._accept(event, sse.id)
 
     async def _fail(self, error: Exception) -> None:
         self._pending.append(error)
         await self.aclose()
 
-    def _accept(self, event: m.StreamEvent) -> None:
-        self._failures = 0
-        self.task_id = self.task_id or _task_id(event)
+    def _accept(self, event: m.StreamEvent, event_id: str) -> None:
         state = _state(event)
+        if self._progress(event, state, event_id):
+            self._failures = 0
+        self._resumed_blank = False
+        self._state = state or self._state
+        self._event_id = event_id
+        self.task_id = self.task_id or _task_id(event)
         interrupted = state is not None and m.is_interrupted(state)
         if isinstance(event, m.Message) or (state is not None and m.is_terminal(state)):
             self._final_seen = self._done = True
@@ -180,6 +193,19 @@ class EventStream:
             self._final_seen = True
             self._done = self._done or self._op is Op.STREAM
         self._pending.append(event)
+
+    def _progress(self, event: m.StreamEvent, state: m.TaskState | None, event_id: str) -> bool:
+        """Whether ``event`` is news, which restores the reconnection budget.
+
+        A resumed stream starts with the task's snapshot; an agent that sends only that and
+        then ends again has shown nothing new, so it must not reset the count (that would
+        resubscribe forever).  An update, a changed state or a new event id is progress.
+        """
+        return (
+            not isinstance(event, m.Task)
+            or state != self._state
+            or (event_id != "" and event_id != self._event_id)
+        )
 
     async def _next_chunk(self) -> bytes | None:
         if self._chunks is None:
@@ -225,11 +251,17 @@ class EventStream:
                 cause = exc
                 continue
             except UnsupportedOperationError:
-                # The task finished while we were away: end with its final snapshot.
-                task = await self._transport.unary(Op.GET, m.GetTaskRequest(id=self.task_id))
-                self._pending.append(task)
-                self._finished = True
+                await self._end_with_snapshot()
                 return
+            self._resumed_blank = True
             self.reconnects += 1
             self._transport.reconnects += 1
             return
+
+    async def _end_with_snapshot(self) -> None:
+        """Resubscribing was refused (the task finished while we were away): end the stream
+        with the task as it is now."""
+        await self._close_response()
+        task = await self._transport.unary(Op.GET, m.GetTaskRequest(id=self.task_id))
+        self._pending.append(task)
+        self._finished = True

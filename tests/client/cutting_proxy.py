@@ -1,9 +1,9 @@
-"""A TCP proxy that cuts the first event stream through it after a number of SSE ids.
+"""A TCP proxy that cuts the first event stream through it after a number of SSE events.
 
 It sits between the client and a real server on loopback and forwards bytes unchanged; on the
 first connection whose answer is an event stream it closes both sides once at least
-``cut_after`` event ids have gone through, like a network drop mid-stream.  Later connections
-pass untouched.
+``cut_after`` event ids (or, with ``marker=b"data:"``, events of a server that sends no ids)
+have gone through, like a network drop mid-stream.  Later connections pass untouched.
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ import trio
 
 
 class CuttingProxy:
-    def __init__(self, upstream_port: int, cut_after: int) -> None:
+    def __init__(self, upstream_port: int, cut_after: int, marker: bytes = b"id: ") -> None:
         self.upstream_port = upstream_port
         self.cut_after = cut_after
+        self.marker = marker
         self.cuts = 0
         self.streams = 0
         self.stream_opened = trio.Event()
@@ -45,7 +46,7 @@ class CuttingProxy:
                         self.stream_opened.set()
                 seen += data
                 await sink.send_all(data)
-                if is_stream and self.cuts == 0 and seen.count(b"id: ") >= self.cut_after:
+                if is_stream and self.cuts == 0 and seen.count(self.marker) >= self.cut_after:
                     self.cuts += 1
                     assert cut is not None
                     cut.cancel()  # drop both directions without finishing the response
@@ -57,9 +58,11 @@ class CuttingProxy:
 
 
 @asynccontextmanager
-async def open_cutting_proxy(upstream_url: str, *, cut_after: int) -> AsyncIterator[CuttingProxy]:
+async def open_cutting_proxy(
+    upstream_url: str, *, cut_after: int, marker: bytes = b"id: "
+) -> AsyncIterator[CuttingProxy]:
     port = int(upstream_url.rsplit(":", 1)[1].split("/")[0])
-    proxy = CuttingProxy(port, cut_after)
+    proxy = CuttingProxy(port, cut_after, marker)
     async with trio.open_nursery() as nursery:
         serve = partial(trio.serve_tcp, proxy._connection, 0, host="127.0.0.1")
         listeners = await nursery.start(serve)

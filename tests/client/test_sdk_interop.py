@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
+import attrs
 import httpx
 import pytest
 import trio
@@ -15,6 +16,7 @@ from a2a_trio.client import (
     AgentCardError,
     CardCache,
     Client,
+    Reconnect,
     TransportError,
     fetch_card,
     open_client,
@@ -25,6 +27,8 @@ from a2a_trio.errors import (
     TaskNotCancelableError,
     TaskNotFoundError,
 )
+
+from .cutting_proxy import open_cutting_proxy
 
 
 @pytest.fixture(params=[JSONRPC, HTTP_JSON])
@@ -286,3 +290,30 @@ async def test_v03_errors_are_typed(v03_client: Client) -> None:
     assert info.value.code == -32001
     with pytest.raises(MethodNotFoundError):  # the SDK's v0.3 mode has no tasks/list
         await v03_client.list_tasks()
+
+
+async def test_v03_stream_resumed_after_the_task_finished_ends_with_the_task(
+    sdk_agent: str,
+) -> None:
+    """The SDK's v0.3 tasks/resubscribe refuses a finished task with an error as the first
+    event of a 200 event stream; the stream must end with the task as fetched."""
+    async with httpx.AsyncClient() as http:
+        card = await fetch_card(http, sdk_agent + "/v03")
+    async with open_cutting_proxy(sdk_agent, cut_after=1, marker=b"data:") as proxy:
+        proxied = tuple(
+            attrs.evolve(i, url=i.url.replace(sdk_agent, proxy.url))
+            for i in card.supported_interfaces
+        )
+        card = attrs.evolve(card, supported_interfaces=proxied)
+        late = Reconnect(attempts=2, initial_delay=2.0)  # the task (about 1 s) is over by then
+        async with open_client(card, reconnect=late) as client:
+            assert client.interface.protocol_version.startswith("0.3")
+            async with client.stream("slow abcd") as events:
+                seen = [event async for event in events]
+    assert proxy.cuts == 1
+    assert isinstance(seen[0], m.Task)
+    last = seen[-1]
+    assert isinstance(last, m.Task)
+    assert last.status.state is m.TaskState.COMPLETED
+    assert [texts(a.parts) for a in last.artifacts] == ["slow abcd"]
+    assert events.reconnects == 1

@@ -517,3 +517,104 @@ async def test_subscribe_follows_a_task_past_an_interruption_while_the_server_st
             async with client.subscribe("t1") as events:
                 seen = [event async for event in events]
     assert seen == [waiting, status(m.TaskState.WORKING), status(m.TaskState.COMPLETED)]
+
+
+async def test_a_resubscribe_refused_inside_the_stream_ends_with_the_snapshot() -> None:
+    """v0.3 servers answer tasks/resubscribe to a finished task 200 text/event-stream whose
+    first event is the UnsupportedOperation error: the task finished while we were away."""
+    done = m.Task("t1", m.TaskStatus(m.TaskState.COMPLETED), context_id="c1")
+
+    async def handler(request: Request, reply: Reply) -> None:
+        match method(request):
+            case "SendStreamingMessage":
+                await reply.start_sse()
+                await reply.event(stream_result(TASK))
+                await reply.stream.aclose()
+            case "SubscribeToTask":
+                await reply.start_sse()
+                await reply.event(rpc_error(-32004, "Task t1 is in terminal state"))
+                await reply.end_sse()
+            case "GetTask":
+                await reply.json(rpc_result(V1.encode(done)))
+
+    async with (
+        open_stub_agent(handler) as agent,
+        open_client(agent.url, reconnect=FAST) as client,
+        client.stream("go") as events,
+    ):
+        seen = [event async for event in events]
+    assert seen == [TASK, done]
+    assert [method(r) for r in agent.requests[1:]] == [
+        "SendStreamingMessage",
+        "SubscribeToTask",
+        "GetTask",
+    ]
+
+
+async def test_the_same_error_later_in_a_resumed_stream_is_raised() -> None:
+    """Only a refusal before anything else on the resumed stream means 'finished'."""
+
+    async def handler(request: Request, reply: Reply) -> None:
+        await reply.start_sse()
+        await reply.event(stream_result(TASK))
+        if method(request) == "SubscribeToTask":
+            await reply.event(rpc_error(-32004, "not now"))
+        await reply.end_sse()
+
+    async with (
+        open_stub_agent(handler) as agent,
+        open_client(agent.url, reconnect=FAST) as client,
+        client.stream("go") as events,
+    ):
+        assert [await anext(events), await anext(events)] == [TASK, TASK]
+        with pytest.raises(UnsupportedOperationError, match="not now"):
+            await anext(events)
+
+
+@pytest.mark.parametrize("snapshot_id", ["", "1"])
+async def test_resubscribes_that_bring_only_the_same_snapshot_exhaust_the_attempts(
+    snapshot_id: str,
+) -> None:
+    """An agent that ends every stream after re-sending the same WORKING snapshot."""
+
+    async def handler(request: Request, reply: Reply) -> None:
+        await reply.start_sse()
+        await reply.event(stream_result(TASK), event_id=snapshot_id)
+        await reply.end_sse()
+
+    seen: list[m.StreamEvent] = []
+    async with open_stub_agent(handler) as agent, open_client(agent.url, reconnect=FAST) as client:
+        with trio.fail_after(5), pytest.raises(TransportError, match="ended before the task"):
+            async with client.stream("go") as events:
+                async for event in events:
+                    seen.append(event)
+        assert events.reconnects == FAST.attempts
+    assert seen == [TASK] * (1 + FAST.attempts)
+    assert [method(r) for r in agent.requests[1:]] == ["SendStreamingMessage"] + [
+        "SubscribeToTask"
+    ] * FAST.attempts
+
+
+async def test_resubscribes_that_bring_progress_restore_the_attempts() -> None:
+    """Each stream ends after one new update: more resumes than attempts, all useful."""
+    updates = [chunk(str(n)) for n in range(2 * FAST.attempts)]
+
+    async def handler(request: Request, reply: Reply) -> None:
+        after = int(request.headers.get("last-event-id") or 0)
+        await reply.start_sse()
+        await reply.event(stream_result(TASK), event_id=str(after))
+        if after < len(updates):
+            await reply.event(stream_result(updates[after]), event_id=str(after + 1))
+        else:
+            await reply.event(stream_result(status(m.TaskState.COMPLETED)), event_id="end")
+        await reply.end_sse()
+
+    async with (
+        open_stub_agent(handler) as agent,
+        open_client(agent.url, reconnect=FAST) as client,
+        client.stream("go") as events,
+    ):
+        seen = [event async for event in events]
+    assert [e for e in seen if isinstance(e, m.TaskArtifactUpdateEvent)] == updates
+    assert seen[-1] == status(m.TaskState.COMPLETED)
+    assert events.reconnects == len(updates) > FAST.attempts
