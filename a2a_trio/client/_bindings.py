@@ -20,7 +20,7 @@ import attrs
 from .. import model as m
 from ..errors import A2AError, AuthenticationRequiredError, InvalidParamsError, ParseError
 from ..wire import V03, V1, V03Codec, V1Codec, loads
-from ._errors import InvalidResponseError, TransportError, remote_error
+from ._errors import InvalidResponseError, TransportError, error_reason, remote_error, rest_error
 
 JSONRPC: Final = "JSONRPC"
 HTTP_JSON: Final = "HTTP+JSON"
@@ -68,8 +68,6 @@ REST_ROUTES: Final[dict[Op, tuple[str, str]]] = {
     Op.EXTENDED_CARD: ("GET", "/extendedAgentCard"),
 }
 
-ERROR_INFO_TYPE: Final = "type.googleapis.com/google.rpc.ErrorInfo"
-
 
 @attrs.frozen
 class HttpCall:
@@ -91,16 +89,6 @@ def _json_body(body: bytes, what: str) -> Any:
         return loads(body)
     except ParseError as exc:
         raise _bad_response(what, exc) from None
-
-
-def _error_reason(details: Any) -> str:
-    """The ErrorInfo ``reason`` in a v1.0 error's details, if one is there."""
-    if isinstance(details, list):
-        for item in details:
-            if isinstance(item, dict) and item.get("@type") == ERROR_INFO_TYPE:
-                reason = item.get("reason")
-                return reason if isinstance(reason, str) else ""
-    return ""
 
 
 def http_status_error(status: int, body: bytes) -> Exception:
@@ -209,7 +197,7 @@ class JsonRpcBinding(Binding):
                 error["code"],
                 message if isinstance(message, str) else "",
                 data,
-                reason=_error_reason(data),
+                reason=error_reason(data),
             )
         if "result" not in body and not empty_ok:
             raise _bad_response("JSON-RPC response")
@@ -282,7 +270,7 @@ class RestBinding(Binding):
     def event(self, data: str) -> m.StreamEvent:
         parsed = _json_body(data.encode(), "stream event")
         if isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):
-            raise _aip193_error(parsed["error"], 500)
+            raise _aip193_error(parsed["error"], None)
         try:
             return V1.decode_stream_response(parsed)
         except InvalidParamsError as exc:
@@ -299,16 +287,22 @@ class RestBinding(Binding):
         return _aip193_error(error, status)
 
 
-def _aip193_error(error: dict[str, Any], status: int) -> A2AError:
-    """An AIP-193 error object (``code``, ``status``, ``message``, ``details``) as its error."""
-    message = error.get("message")
-    details = error.get("details")
+def _aip193_error(error: dict[str, Any], http_status: int | None) -> A2AError:
+    """An AIP-193 error object (``code``, ``status``, ``message``, ``details``) as its error.
+
+    ``http_status`` is the answer's; an error inside a stream came with a 200, so there the
+    object's own ``code`` stands for it (500 when it has none).
+    """
     code = error.get("code")
-    return remote_error(
-        code if isinstance(code, int) else status,
+    grpc_status = error.get("status")
+    message = error.get("message")
+    if http_status is None:
+        http_status = code if isinstance(code, int) else 500
+    return rest_error(
+        http_status,
+        grpc_status if isinstance(grpc_status, str) else "",
         message if isinstance(message, str) else "",
-        details,
-        reason=_error_reason(details),
+        error.get("details"),
     )
 
 

@@ -9,17 +9,31 @@
     └── AgentCardError          no card found, the card is invalid or unsigned, no usable interface
 
 Errors the agent reports (task not found, not cancelable, bad params, ...) are the shared
-``a2a_trio.errors`` classes, raised with the code, message and data the agent sent; a code this
-package does not know becomes a :class:`RemoteError` carrying that code.
+``a2a_trio.errors`` classes, raised with the message and data the agent sent.  The class comes
+from the v1.0 ``google.rpc.ErrorInfo`` reason when there is one this package knows, else from
+the JSON-RPC code, or over HTTP+JSON from the gRPC status name / HTTP status (A2A v1.0 §3.3.2,
+§5.4), so the same agent error is the same class on every binding.  What none of these names
+becomes a :class:`RemoteError` carrying the code the agent sent (over HTTP+JSON, the HTTP
+status).
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from typing import Any
 
-from ..errors import ERRORS_BY_CODE, A2AError, AuthenticationRequiredError, InvalidParamsError
+from ..errors import (
+    ERRORS_BY_CODE,
+    A2AError,
+    AuthenticationRequiredError,
+    InternalError,
+    InvalidParamsError,
+    TaskNotFoundError,
+)
 from ..model import JsonValue
+
+ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo"
 
 
 class ClientError(Exception):
@@ -61,13 +75,84 @@ ERRORS_BY_REASON: dict[str, type[A2AError]] = {
     _reason(cls): cls for cls in (*ERRORS_BY_CODE.values(), AuthenticationRequiredError)
 }
 ERRORS_BY_REASON["JSON_PARSE"] = ERRORS_BY_CODE[-32700]
+ERRORS_BY_REASON["INTERNAL_ERROR"] = InternalError  # the official SDK's spelling
+
+# An HTTP+JSON error without a known reason: the generic error categories of A2A v1.0 §3.3.2
+# and the one-to-one rows of the §5.4 table (NOT_FOUND is TaskNotFoundError's only status).
+# Statuses shared by several errors (FAILED_PRECONDITION, UNIMPLEMENTED) decide nothing.
+ERRORS_BY_STATUS: dict[str, type[A2AError]] = {
+    "INVALID_ARGUMENT": InvalidParamsError,
+    "UNAUTHENTICATED": AuthenticationRequiredError,
+    "NOT_FOUND": TaskNotFoundError,
+    "INTERNAL": InternalError,
+    "UNAVAILABLE": InternalError,
+}
+# The gRPC status an HTTP status stands for, when an AIP-193 body leaves ``status`` out.
+STATUS_BY_HTTP: dict[int, str] = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    404: "NOT_FOUND",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+}
+
+
+def error_reason(details: Any) -> str:
+    """The ErrorInfo ``reason`` in a v1.0 error's details, if one is there."""
+    info = _error_info(details)
+    reason = info.get("reason") if info else None
+    return reason if isinstance(reason, str) else ""
+
+
+def _error_info(details: Any) -> dict[str, Any] | None:
+    if isinstance(details, list):
+        for item in details:
+            if isinstance(item, dict) and item.get("@type") == ERROR_INFO_TYPE:
+                return item
+    return None
+
+
+def _invalid_where(data: Any) -> tuple[str, str]:
+    """``(path, reason)`` of an InvalidParams error's data, if it says.
+
+    v1.0 puts them in the ErrorInfo's ``metadata``; v0.3 servers send ``{path, reason}``.
+    """
+    info = _error_info(data)
+    where = info.get("metadata") if info is not None else data
+    if not isinstance(where, dict):
+        return "", ""
+    path, reason = where.get("path"), where.get("reason")
+    return (path if isinstance(path, str) else "", reason if isinstance(reason, str) else "")
+
+
+def _build(cls: type[A2AError], message: str, data: JsonValue) -> A2AError:
+    if issubclass(cls, InvalidParamsError):
+        invalid = cls(message)  # the agent's message as sent, not rebuilt from path and reason
+        invalid.data = data
+        path, reason = _invalid_where(data)
+        invalid.path = path
+        invalid.reason = reason or invalid.reason
+        return invalid
+    return cls(message, data=data)
 
 
 def remote_error(code: int, message: str, data: JsonValue = None, *, reason: str = "") -> A2AError:
-    """The typed exception for an error an agent sent (by ErrorInfo reason, else by code)."""
+    """The typed exception for a JSON-RPC error an agent sent (by ErrorInfo reason, else code)."""
     cls = ERRORS_BY_REASON.get(reason) or ERRORS_BY_CODE.get(code) or _unknown_code_class(code)
-    if issubclass(cls, InvalidParamsError):
-        invalid = cls(message)
-        invalid.data = data
-        return invalid
-    return cls(message, data=data)
+    return _build(cls, message, data)
+
+
+def rest_error(http_status: int, status: str, message: str, details: JsonValue = None) -> A2AError:
+    """The typed exception for an AIP-193 error (HTTP+JSON): by ErrorInfo reason, else by the
+    gRPC ``status`` name or the HTTP status; what neither names is a RemoteError carrying the
+    HTTP status as its code.  An HTTP 401 is always :class:`AuthenticationRequiredError`."""
+    status = status or STATUS_BY_HTTP.get(http_status, "")
+    if http_status == 401:
+        cls: type[A2AError] = AuthenticationRequiredError
+    else:
+        cls = (
+            ERRORS_BY_REASON.get(error_reason(details))
+            or ERRORS_BY_STATUS.get(status)
+            or _unknown_code_class(http_status)
+        )
+    return _build(cls, message, details)

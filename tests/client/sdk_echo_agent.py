@@ -7,7 +7,7 @@ the well-known path (``max-age=60``) and under ``/revalidate/`` (``no-cache``); 
 
 The agent echoes the text it gets as a two-chunk artifact.  Text starting with ``slow`` makes
 it pause between events; ``wait`` makes it work until cancelled; ``hello`` answers with a
-plain message instead of a task.
+plain message instead of a task; ``fail internal`` raises the SDK's ``InternalError``.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from a2a.types.a2a_pb2 import (
     Role,
     TaskState,
 )
+from a2a.utils.errors import InternalError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -44,6 +45,8 @@ class EchoExecutor(AgentExecutor):
         if text == "hello":
             await event_queue.enqueue_event(new_text_message("hello back", role=Role.ROLE_AGENT))
             return
+        if text == "fail internal":
+            raise InternalError(message="database unavailable")
         task = context.current_task or new_task_from_user_message(context.message)
         await event_queue.enqueue_event(task)
         updater = TaskUpdater(event_queue, task.id, task.context_id)

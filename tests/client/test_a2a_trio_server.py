@@ -14,6 +14,7 @@ from a2a_trio.client import HTTP_JSON, JSONRPC, BearerAuth, Client, Reconnect, o
 from a2a_trio.errors import (
     A2AError,
     AuthenticationRequiredError,
+    InvalidParamsError,
     TaskNotCancelableError,
     TaskNotFoundError,
 )
@@ -239,3 +240,11 @@ async def test_bearer_auth_against_an_authenticating_server(
     async with open_client(url, bindings=[binding], auth=BearerAuth("bob")) as bob:
         with pytest.raises(TaskNotFoundError):
             await bob.get_task(task.id)
+
+
+async def test_invalid_params_say_where_and_why_on_every_binding(client: Client) -> None:
+    """The server names the field in ErrorInfo metadata (v1.0) or the error data (v0.3)."""
+    with pytest.raises(InvalidParamsError) as info:
+        await client.get_task("t1", history_length=-1)
+    assert info.value.path.endswith("historyLength")
+    assert info.value.reason == "historyLength must not be negative"

@@ -22,6 +22,7 @@ from a2a_trio.client import (
     open_client,
 )
 from a2a_trio.errors import (
+    InternalError,
     InvalidParamsError,
     MethodNotFoundError,
     TaskNotCancelableError,
@@ -173,6 +174,13 @@ async def test_extended_card(client: Client) -> None:
     card = await client.get_extended_card()
     assert card.name == "SDK echo (extended)"
     assert card.skills == client.card.skills
+
+
+async def test_an_agent_internal_error_is_internal_error_on_every_binding(client: Client) -> None:
+    """The SDK sends INTERNAL_ERROR over HTTP+JSON and -32603 over JSON-RPC: one class."""
+    with pytest.raises(InternalError, match="database unavailable") as info:
+        await client.send("fail internal")
+    assert info.value.code == -32603
 
 
 async def test_invalid_params_are_reported_as_such(client: Client) -> None:

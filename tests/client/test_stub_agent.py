@@ -22,6 +22,7 @@ from a2a_trio.client import (
     open_client,
 )
 from a2a_trio.errors import (
+    A2AError,
     AuthenticationRequiredError,
     InternalError,
     TaskNotFoundError,
@@ -353,7 +354,7 @@ async def test_rest_paths_queries_and_aip193_errors() -> None:
         else:  # the stream: one event, then an error object mid-stream
             await reply.start_sse()
             await reply.event(V1.encode_stream_response(TASK))
-            await reply.event({"error": {"code": 400, "message": "stop", "details": []}})
+            await reply.event({"error": {"code": 409, "message": "stop", "details": []}})
             await reply.end_sse()
 
     async with (
@@ -372,8 +373,9 @@ async def test_rest_paths_queries_and_aip193_errors() -> None:
         assert page.tasks == (TASK,)
         async with client.stream("go") as events:
             assert await anext(events) == TASK
-            with pytest.raises(RemoteError, match="stop"):
+            with pytest.raises(RemoteError, match="stop") as odd:
                 await anext(events)
+            assert odd.value.code == 409  # no A2A class for it: the HTTP status is all there is
     get, _, listing, stream = agent.requests[1:]
     assert (get.method, get.path) == ("GET", "/rpc/tasks/t9?historyLength=2")
     assert get.headers["a2a-version"] == "1.0"
@@ -446,7 +448,8 @@ async def test_events_read_together_with_an_error_are_all_delivered_first(bindin
     else:
         info = {"@type": ERROR_INFO, "reason": "INTERNAL", "domain": "a2a-protocol.org"}
         error = {"code": 500, "status": "INTERNAL", "message": "crashed", "details": [info]}
-        payloads = [*map(V1.encode_stream_response, (TASK, working)), {"error": error}]
+        encoded = [V1.encode_stream_response(e) for e in (TASK, working)]
+        payloads = [*encoded, {"error": error}]
 
     async def handler(request: Request, reply: Reply) -> None:
         await reply.start_sse()
@@ -618,3 +621,41 @@ async def test_resubscribes_that_bring_progress_restore_the_attempts() -> None:
     assert [e for e in seen if isinstance(e, m.TaskArtifactUpdateEvent)] == updates
     assert seen[-1] == status(m.TaskState.COMPLETED)
     assert events.reconnects == len(updates) > FAST.attempts
+
+
+AIP193_ANSWERS = [
+    (401, {"code": 401, "status": "UNAUTHENTICATED", "message": "token missing"},
+     AuthenticationRequiredError),
+    (401, {"code": 401, "message": "who?", "details": [
+        {"@type": ERROR_INFO, "reason": "TASK_NOT_FOUND", "domain": "a2a-protocol.org"}]},
+     AuthenticationRequiredError),
+    (500, {"code": 500, "status": "INTERNAL", "message": "db down"}, InternalError),
+    (500, {"code": 500, "status": "INTERNAL", "message": "db down", "details": [
+        {"@type": ERROR_INFO, "reason": "INTERNAL_ERROR", "domain": "a2a-protocol.org"}]},
+     InternalError),
+    (404, {"code": 404, "status": "NOT_FOUND", "message": "no t1"}, TaskNotFoundError),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("status_code", "error", "cls"), AIP193_ANSWERS)
+async def test_rest_errors_are_the_classes_json_rpc_gives(
+    status_code: int, error: dict[str, object], cls: type[A2AError]
+) -> None:
+    """The same agent error is the same class over HTTP+JSON as over JSON-RPC, for unary
+    calls and for a stream refused before it starts."""
+
+    async def handler(request: Request, reply: Reply) -> None:
+        await reply.json({"error": error}, status=status_code)
+
+    async with (
+        open_stub_agent(handler, binding="HTTP+JSON") as agent,
+        open_client(agent.url) as client,
+    ):
+        with pytest.raises(cls, match=str(error["message"])) as unary:
+            await client.get_task("t1")
+        with pytest.raises(cls, match=str(error["message"])) as refused:
+            async with client.stream("go") as events:
+                await anext(events)
+    for raised in (unary.value, refused.value):
+        assert raised.code == cls.code
+        assert raised.data == error.get("details")
