@@ -19,7 +19,7 @@ import httpx
 import trio
 
 from .. import model as m
-from ..errors import A2AError
+from ..errors import A2AError, AuthenticationRequiredError
 from ..wire import V03, V1, loads
 from ._bindings import HTTP_JSON, JSONRPC, Binding, JsonRpcBinding, JsonRpcV03Binding, RestBinding
 from ._errors import AgentCardError
@@ -128,6 +128,7 @@ async def fetch_card(
 
     Raises:
         AgentCardError: no card at any well-known path, or the card is not valid.
+        AuthenticationRequiredError: the card is served only with credentials (HTTP 401).
         TransportError: the server could not be reached.
     """
     tried: list[str] = []
@@ -150,6 +151,11 @@ async def fetch_card(
         if response.status_code in (404, 405):
             tried.append(card_url)
             continue
+        if response.status_code == 401:
+            # Like every other 401: the caller can tell "pass credentials" from a broken card.
+            raise AuthenticationRequiredError(
+                f"the agent card at {card_url} requires authentication (HTTP 401)"
+            )
         if not response.is_success:
             raise AgentCardError(f"HTTP {response.status_code} fetching the card at {card_url}")
         try:

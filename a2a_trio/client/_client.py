@@ -303,6 +303,7 @@ async def open_client(
     Raises:
         AgentCardError: no card, an invalid or unverified card, or no interface this client
             speaks.
+        AuthenticationRequiredError: the card is served only with credentials (HTTP 401).
         TransportError: the agent could not be reached.
     """
     extra = dict(headers or {})

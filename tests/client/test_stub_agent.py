@@ -30,7 +30,15 @@ from a2a_trio.errors import (
 )
 from a2a_trio.wire import V1, dumps
 
-from .stub_agent import Reply, Request, open_stub_agent, rpc_error, rpc_result, stream_result
+from .stub_agent import (
+    Reply,
+    Request,
+    card_for,
+    open_stub_agent,
+    rpc_error,
+    rpc_result,
+    stream_result,
+)
 
 ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
 FAST = Reconnect(attempts=3, initial_delay=0.01, max_delay=0.05)
@@ -659,3 +667,24 @@ async def test_rest_errors_are_the_classes_json_rpc_gives(
     for raised in (unary.value, refused.value):
         assert raised.code == cls.code
         assert raised.data == error.get("details")
+
+
+async def test_a_card_behind_authentication_asks_for_credentials() -> None:
+    """A 401 on the card is AuthenticationRequiredError, like every 401, not a bad card."""
+
+    async def handler(request: Request, reply: Reply) -> None:
+        authorized = request.headers.get("authorization") == "Bearer tok"
+        if not authorized:
+            await reply.json({"error": "unauthorized"}, status=401)
+        else:
+            await reply.json(card_for(agent.url))
+
+    async with open_stub_agent(handler) as agent:
+        card_url = agent.url + "/private/agent-card.json"
+        with pytest.raises(AuthenticationRequiredError, match="requires authentication") as info:
+            async with open_client(card_url):
+                pass
+        assert card_url in info.value.message
+        async with open_client(card_url, auth=BearerAuth("tok")) as client:
+            assert client.card.name == "stub"
+    assert [r.path for r in agent.requests] == ["/private/agent-card.json"] * 2
