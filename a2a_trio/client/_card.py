@@ -4,8 +4,9 @@ Discovery (A2A v1.0 §8.2): ``<base>/.well-known/agent-card.json``, falling back
 ``<base>/.well-known/agent.json``; a URL ending in ``.json`` is taken as the card's own URL.
 Caching (§8.6.2, RFC 9111 in brief): ``max-age`` sets freshness, ``no-store`` stores nothing,
 ``no-cache`` revalidates every time; a stale card with an ``ETag`` is revalidated with
-``If-None-Match`` and a 304 keeps it.  Selection (§8.3.2): the first interface, in the
-client's binding preference order, whose protocol version this client speaks (1.0 before 0.3).
+``If-None-Match`` and a 304 keeps it.  Selection (§8.3.2): by protocol version first (1.0
+before 0.3: v0.3 is the fallback for agents that offer nothing newer), then the first interface
+in the card's order whose binding this client speaks, unless the caller ranked bindings.
 """
 
 from __future__ import annotations
@@ -171,23 +172,36 @@ async def fetch_card(
 
 def choose_binding(
     card: m.AgentCard,
-    preferences: Sequence[str],
+    preferences: Sequence[str] | None = None,
     *,
     versions: Sequence[str] = ("1.0", "0.3"),
     tenant: str = "",
 ) -> tuple[m.AgentInterface, Binding]:
-    """The interface to use and its binding: first by protocol version, then by preference."""
+    """The interface to use and its binding.
+
+    For the first of ``versions`` the card offers in a binding this client speaks: the card's
+    first such interface (A2A v1.0 §8.3.2: earlier entries are the agent's preference), or,
+    when ``preferences`` ranks bindings, the first interface of the best-ranked binding.
+    """
     supported = {binding for binding, _ in BINDINGS}
-    unknown = [p for p in preferences if p not in supported]
+    unknown = [p for p in preferences or () if p not in supported]
     if unknown:
         raise AgentCardError(f"unsupported binding {unknown[0]!r} (one of {', '.join(supported)})")
+    allowed = list(preferences) if preferences is not None else sorted(supported)
     for version in versions:
-        for name in preferences:
-            for iface in card.supported_interfaces:
-                if iface.protocol_binding == name and _speaks(iface.protocol_version, version):
-                    cls = BINDINGS.get((name, version))
-                    if cls is not None:
-                        return iface, cls(iface.url, tenant=tenant or iface.tenant)
+        usable = [
+            iface
+            for iface in card.supported_interfaces
+            if iface.protocol_binding in allowed
+            and _speaks(iface.protocol_version, version)
+            and (iface.protocol_binding, version) in BINDINGS
+        ]
+        if preferences is not None:
+            usable.sort(key=lambda iface: allowed.index(iface.protocol_binding))  # stable
+        if usable:
+            iface = usable[0]
+            cls = BINDINGS[(iface.protocol_binding, version)]
+            return iface, cls(iface.url, tenant=tenant or iface.tenant)
     offered = ", ".join(
         f"{i.protocol_binding} {i.protocol_version}" for i in card.supported_interfaces
     )

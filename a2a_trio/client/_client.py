@@ -14,7 +14,7 @@ import httpx
 from .. import model as m
 from ._bindings import Op
 from ._card import CardCache, choose_binding, fetch_card
-from ._options import DEFAULT_BINDINGS, DEFAULT_RECONNECT, DEFAULT_TIMEOUTS, Reconnect, Timeouts
+from ._options import DEFAULT_RECONNECT, DEFAULT_TIMEOUTS, Reconnect, Timeouts
 from ._signing import CardVerifier
 from ._stream import EventStream
 from ._transport import ClientStatistics, Transport
@@ -270,7 +270,7 @@ async def open_client(
     *,
     auth: httpx.Auth | None = None,
     headers: Mapping[str, str] | None = None,
-    bindings: Sequence[str] = DEFAULT_BINDINGS,
+    bindings: Sequence[str] | None = None,
     versions: Sequence[str] = ("1.0", "0.3"),
     extensions: Sequence[str] = (),
     tenant: str = "",
@@ -289,7 +289,7 @@ async def open_client(
             :class:`HeaderAuth` or any ``httpx.Auth``).
         headers: extra headers for every request.
         bindings: the bindings this client may use, most preferred first (``"JSONRPC"``,
-            ``"HTTP+JSON"``).
+            ``"HTTP+JSON"``); by default both, in the order the card lists them.
         versions: the protocol versions this client may speak, most preferred first
             (``"1.0"``, ``"0.3"``; v0.3 is JSON-RPC only).
         extensions: extension URIs to request (sent as ``A2A-Extensions``).

@@ -1,11 +1,9 @@
-"""Client configuration as frozen values (timeouts, reconnection, binding preference)."""
+"""Client configuration as frozen values (timeouts, reconnection)."""
 
 from __future__ import annotations
 
 import attrs
 import httpx
-
-from ._bindings import HTTP_JSON, JSONRPC
 
 
 @attrs.frozen
@@ -50,6 +48,5 @@ class Reconnect:
         return max(backoff, min(floor, self.max_delay))
 
 
-DEFAULT_BINDINGS: tuple[str, ...] = (JSONRPC, HTTP_JSON)
 DEFAULT_TIMEOUTS = Timeouts()
 DEFAULT_RECONNECT = Reconnect()

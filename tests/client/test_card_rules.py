@@ -48,7 +48,20 @@ CARD = m.AgentCard(
 )
 
 
-def test_choice_prefers_v1_then_the_client_order() -> None:
+def test_choice_prefers_v1_then_the_card_order() -> None:
+    """A2A v1.0 §8.3.2: the first supported interface, earlier entries preferred."""
+    assert choose_binding(CARD)[0].url == "http://h/rest"
+    rpc_first = m.AgentCard(
+        name="rpc first",
+        description="",
+        version="1",
+        supported_interfaces=tuple(reversed(CARD.supported_interfaces)),
+    )
+    assert choose_binding(rpc_first)[0].url == "http://h/rpc"
+    assert choose_binding(CARD, versions=["0.3", "1.0"])[0].url == "http://h/v03"
+
+
+def test_an_explicit_binding_order_wins_over_the_card() -> None:
     assert choose_binding(CARD, [JSONRPC, HTTP_JSON])[0].url == "http://h/rpc"
     assert choose_binding(CARD, [HTTP_JSON, JSONRPC])[0].url == "http://h/rest"
     assert choose_binding(CARD, [JSONRPC], versions=["0.3"])[0].url == "http://h/v03"

@@ -197,6 +197,26 @@ async def test_open_by_card_url_and_by_card(sdk_agent: str) -> None:
         assert isinstance(await client.send("by card"), m.Task)
 
 
+async def test_the_cards_first_interface_is_used_unless_the_caller_ranks_bindings(
+    sdk_agent: str,
+) -> None:
+    """A card listing HTTP+JSON first is spoken to over HTTP+JSON (A2A v1.0 §8.3.2)."""
+    async with httpx.AsyncClient() as http:
+        card = await fetch_card(http, sdk_agent)
+    assert [i.protocol_binding for i in card.supported_interfaces] == [JSONRPC, HTTP_JSON]
+    rest_first = attrs.evolve(card, supported_interfaces=card.supported_interfaces[::-1])
+    async with open_client(rest_first) as client:
+        assert client.interface.protocol_binding == HTTP_JSON
+        assert client.interface.url.endswith("/rest")
+        task = await client.send("card order")
+        assert isinstance(task, m.Task)
+        assert task.status.state is m.TaskState.COMPLETED
+    async with open_client(card) as client:
+        assert client.interface.protocol_binding == JSONRPC
+    async with open_client(rest_first, bindings=[JSONRPC]) as client:
+        assert client.interface.protocol_binding == JSONRPC
+
+
 async def test_card_cache_honours_max_age_and_etag(sdk_agent: str) -> None:
     statuses: list[int] = []
 
