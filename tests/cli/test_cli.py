@@ -28,6 +28,8 @@ from a2a_trio.wire import V1
 SCRIPT = str(Path(sys.executable).with_name("a2a-trio"))
 ENV = {k: v for k, v in os.environ.items() if k != "A2A_TOKEN"} | {"COLUMNS": "120"}
 ENV["NO_COLOR"] = "1"
+MEMORY = ("--store", "memory")  # the default store is a file in the working directory
+QUIET = ("--log-level", "warning")
 
 
 def run(
@@ -266,8 +268,7 @@ def test_live_view_in_a_terminal(sdk_agent: str) -> None:
 def served_demo() -> Iterator[tuple[subprocess.Popen[str], str]]:
     """``a2a-trio serve`` on a free port, with the built-in demo agent."""
     with subprocess.Popen(
-        [SCRIPT, "serve", "a2a_trio.demo:agent", "--port", "0", "--store", "memory"]
-        + ["--log-level", "warning"],
+        [SCRIPT, "serve", "a2a_trio.demo:agent", "--port", "0", *MEMORY, *QUIET],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -312,7 +313,7 @@ def test_serve_failures_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixtu
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        result = run("serve", "a2a_trio.demo:agent", "--port", str(port), "--store", "memory")
+        result = run("serve", "a2a_trio.demo:agent", "--port", str(port), *MEMORY)
     assert_one_line_error(result, 2, f"cannot listen on 127.0.0.1:{port}: ")
 
 
