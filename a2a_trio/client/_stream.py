@@ -154,12 +154,12 @@ class EventStream:
         Everything the agent sent before an error is delivered before the error is raised
         (events are never dropped or reordered); the error ends the stream.
         """
+        broken: InvalidResponseError | None = None
         try:
             sse_events = self._decoder.feed(chunk)
         except SSEError as exc:
-            error = InvalidResponseError(f"bad event stream from the agent: {exc}")
-            await self._fail(error)
-            return
+            sse_events = exc.events
+            broken = InvalidResponseError(f"bad event stream from the agent: {exc}")
         for sse in sse_events:
             try:
                 event = self._transport.binding.event(sse.data)
@@ -171,6 +171,8 @@ class EventStream:
                     await self._fail(exc)
                 return
             self._accept(event, sse.id)
+        if broken is not None:
+            await self._fail(broken)
 
     async def _fail(self, error: Exception) -> None:
         self._pending.append(error)

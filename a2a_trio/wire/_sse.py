@@ -19,7 +19,15 @@ DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024
 
 
 class SSEError(ValueError):
-    """The stream broke a limit of the parser (an event or line larger than allowed)."""
+    """The stream broke a limit of the parser (an event or line larger than allowed).
+
+    ``events`` are those the same chunk completed before the breach, in order: a reader hands
+    them on before it gives up on the stream.
+    """
+
+    def __init__(self, message: str, events: list[SSEEvent] | None = None) -> None:
+        super().__init__(message)
+        self.events = events or []
 
 
 @attrs.frozen
@@ -84,13 +92,17 @@ class SSEDecoder:
             if end == size:
                 break
             self._skip_lf = buf[end] == 0x0D
-            event = self._line(bytes(buf[start:end]))
+            try:
+                event = self._line(bytes(buf[start:end]))
+            except SSEError as exc:
+                exc.events = events
+                raise
             if event is not None:
                 events.append(event)
             start = end + 1
         del buf[:start]
         if len(buf) > self._max:
-            raise SSEError(f"an event-stream line is longer than {self._max} bytes")
+            raise SSEError(f"an event-stream line is longer than {self._max} bytes", events)
         return events
 
     def _line(self, raw: bytes) -> SSEEvent | None:

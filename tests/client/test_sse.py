@@ -100,6 +100,15 @@ def test_oversized_line_or_event_is_refused() -> None:
         decoder.feed(b"data: " + b"x" * 40 + b"\ndata: " + b"y" * 40 + b"\n")
 
 
+def test_events_completed_before_a_breach_travel_with_the_error() -> None:
+    """A reader delivers them before it gives up: nothing the agent sent in time is lost."""
+    first = b"id: 1\ndata: one\n\nid: 2\ndata: two\n\n"
+    for breach in (b"data: " + b"x" * 100, b"data: " + b"x" * 40 + b"\ndata: " + b"y" * 40 + b"\n"):
+        with pytest.raises(SSEError) as caught:
+            SSEDecoder(max_event_bytes=64).feed(first + breach)
+        assert caught.value.events == [SSEEvent("one", id="1"), SSEEvent("two", id="2")]
+
+
 def test_many_lines_in_one_chunk() -> None:
     stream = b"".join(b"id: %d\ndata: %d\n\n" % (i, i) for i in range(5000))
     events = parse(stream)
