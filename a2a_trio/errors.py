@@ -212,3 +212,8 @@ class TaskTerminalStateError(StoreError):
 
 class InvalidTransitionError(StoreError):
     """A state change the task lifecycle does not allow (e.g. COMPLETED -> WORKING)."""
+
+
+class StoreUnavailableError(StoreError):
+    """The store's database could not do the work (locked, unreachable, out of space): nothing
+    was written, and the same call may succeed later."""

@@ -29,6 +29,7 @@ from ..errors import (
     InternalError,
     InvalidParamsError,
     StoreError,
+    StoreUnavailableError,
     TaskNotCancelableError,
     TaskNotFoundError,
     UnsupportedOperationError,
@@ -199,6 +200,8 @@ class TaskRuntime:
             canceled = await self._settle_stored(
                 scope, stored, m.TaskState.CANCELED, CANCELED_MESSAGE
             )
+        except StoreUnavailableError:
+            raise
         except StoreError:
             raise TaskNotCancelableError(f"Task {task_id} changed state meanwhile") from None
         # A log kept from a job whose final write failed lacks this event: replay the store.
@@ -301,6 +304,8 @@ class TaskRuntime:
         bound = attrs.evolve(message, task_id=task.id, context_id=task.context_id)
         try:
             return await self._deliver(scope, stored, bound)
+        except StoreUnavailableError:
+            raise
         except StoreError:  # the stored task moved on since it was read
             raise UnsupportedOperationError(
                 f"Task {task_id} changed while this message was accepted (another message or "

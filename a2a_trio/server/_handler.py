@@ -6,12 +6,22 @@ same request gives the same result on every binding.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import NoReturn
 
 from .. import model as m
-from ..errors import PushNotificationNotSupportedError, UnsupportedOperationError
+from ..errors import (
+    InternalError,
+    PushNotificationNotSupportedError,
+    StoreUnavailableError,
+    UnsupportedOperationError,
+)
 from ..runtime import TaskRuntime, TaskStream
 from ..store import CallerScope
+
+logger = logging.getLogger("a2a_trio.server")
 
 
 def push_not_supported() -> PushNotificationNotSupportedError:
@@ -31,6 +41,17 @@ def _refuse_push_config(request: m.SendMessageRequest) -> None:
         raise push_not_supported()
 
 
+@contextmanager
+def _store_outage() -> Iterator[None]:
+    """A store that cannot work right now is the server's fault, said plainly to the client
+    (JSON-RPC -32603 / HTTP 500) and logged, never a bare 500 with an empty body."""
+    try:
+        yield
+    except StoreUnavailableError as exc:
+        logger.warning("request failed, the task store is unavailable: %s", exc)
+        raise InternalError("The task store is unavailable right now; try again shortly") from None
+
+
 class RequestHandler:
     """A2A operations over a :class:`~a2a_trio.runtime.TaskRuntime`."""
 
@@ -41,21 +62,25 @@ class RequestHandler:
         self, scope: CallerScope, request: m.SendMessageRequest
     ) -> m.SendMessageResult:
         _refuse_push_config(request)
-        return await self.runtime.send(scope, request)
+        with _store_outage():
+            return await self.runtime.send(scope, request)
 
     async def send_streaming_message(
         self, scope: CallerScope, request: m.SendMessageRequest
     ) -> TaskStream:
         _refuse_push_config(request)
-        return await self.runtime.send_stream(scope, request)
+        with _store_outage():
+            return await self.runtime.send_stream(scope, request)
 
     async def get_task(self, scope: CallerScope, request: m.GetTaskRequest) -> m.Task:
-        return await self.runtime.get(scope, request.id, request.history_length)
+        with _store_outage():
+            return await self.runtime.get(scope, request.id, request.history_length)
 
     async def list_tasks(
         self, scope: CallerScope, request: m.ListTasksRequest
     ) -> m.ListTasksResponse:
-        page = await self.runtime.list(scope, request)
+        with _store_outage():
+            page = await self.runtime.list(scope, request)
         return m.ListTasksResponse(
             tasks=page.tasks,
             next_page_token=page.next_page_token,
@@ -64,7 +89,8 @@ class RequestHandler:
         )
 
     async def cancel_task(self, scope: CallerScope, request: m.CancelTaskRequest) -> m.Task:
-        return await self.runtime.cancel(scope, request.id)
+        with _store_outage():
+            return await self.runtime.cancel(scope, request.id)
 
     async def subscribe_to_task(
         self,
@@ -73,7 +99,8 @@ class RequestHandler:
         *,
         last_event_id: int | None = None,
     ) -> TaskStream:
-        return await self.runtime.subscribe(scope, request.id, last_event_id=last_event_id)
+        with _store_outage():
+            return await self.runtime.subscribe(scope, request.id, last_event_id=last_event_id)
 
     async def push_config(self, scope: CallerScope, request: object) -> NoReturn:
         """All four push-config operations, until push delivery lands."""

@@ -6,6 +6,7 @@ expired terminal tasks runs in the context's own nursery every ``Retention.purge
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import cast
@@ -13,9 +14,12 @@ from urllib.parse import parse_qs, urlsplit
 
 import trio
 
+from ..errors import StoreUnavailableError
 from ._base import DEFAULT_RETENTION, Retention, TaskStore
 from ._memory import MemoryTaskStore
 from ._sqlite import Synchronous, open_sqlite_store
+
+logger = logging.getLogger("a2a_trio.store")
 
 ACCEPTED = (
     '"memory", "sqlite:///relative/path.db", "sqlite:////absolute/path.db" (optionally'
@@ -81,6 +85,12 @@ async def _memory(retention: Retention) -> AsyncIterator[TaskStore]:
 
 
 async def _purge_forever(store: TaskStore, retention: Retention) -> None:
+    """Purge, then wait; a purge the database cannot do now (locked, failing over) is retried
+    at the next tick instead of taking the store, and the server with it, down."""
+    every = retention.purge_every().total_seconds()
     while True:
-        await store.purge_expired()
-        await trio.sleep(retention.purge_every().total_seconds())
+        try:
+            await store.purge_expired()
+        except StoreUnavailableError as exc:
+            logger.warning("retention purge skipped, retried in %g s: %s", every, exc)
+        await trio.sleep(every)

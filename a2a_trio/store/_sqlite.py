@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from typing import Final, Literal
 
 import trio
 
+from ..errors import StoreUnavailableError
 from ._base import DEFAULT_RETENTION, Retention, StoreSchemaError
 from ._sql import Cursor, Dialect, SqlTaskStore, Tx
 
@@ -121,6 +122,15 @@ def _use_wal(conn: sqlite3.Connection) -> None:
             time.sleep(0.01)
 
 
+@contextmanager
+def _unavailable_on_operational_error() -> Iterator[None]:
+    """The file is locked past the busy timeout, unreadable or full: ``StoreUnavailableError``."""
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        raise StoreUnavailableError(f"the SQLite store is unavailable: {exc}") from exc
+
+
 class SqliteDriver:
     """Runs transactions on one SQLite file: a single writer, several readers."""
 
@@ -156,18 +166,21 @@ class SqliteDriver:
     async def write[T](self, fn: Callable[[Tx], T]) -> T:
         if self._writer is None:
             raise RuntimeError("the SQLite store is not open")
-        return await trio.to_thread.run_sync(
-            _transaction, self._writer, "BEGIN IMMEDIATE", fn, limiter=self._write_limiter
-        )
+        with _unavailable_on_operational_error():
+            return await trio.to_thread.run_sync(
+                _transaction, self._writer, "BEGIN IMMEDIATE", fn, limiter=self._write_limiter
+            )
 
     async def read[T](self, fn: Callable[[Tx], T]) -> T:
         async with self._read_limiter:
-            if self._idle_readers:
-                conn = self._idle_readers.pop()
-            else:
-                conn = await trio.to_thread.run_sync(self.connect)
+            with _unavailable_on_operational_error():
+                if self._idle_readers:
+                    conn = self._idle_readers.pop()
+                else:
+                    conn = await trio.to_thread.run_sync(self.connect)
             try:
-                return await trio.to_thread.run_sync(_transaction, conn, "BEGIN", fn)
+                with _unavailable_on_operational_error():
+                    return await trio.to_thread.run_sync(_transaction, conn, "BEGIN", fn)
             finally:
                 self._idle_readers.append(conn)
 

@@ -1,0 +1,91 @@
+"""A database that cannot work right now: StoreUnavailableError, a clear client error, and a
+purge loop that carries on (before, one locked purge stopped the store and the runtime)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import datetime, timedelta
+from functools import partial
+from pathlib import Path
+from typing import NoReturn
+
+import httpx
+import pytest
+import trio
+
+from a2a_trio import Agent, TaskContext, serve
+from a2a_trio import model as m
+from a2a_trio.errors import StoreUnavailableError
+from a2a_trio.store import ANONYMOUS, MemoryTaskStore, Retention, TaskUpdate, open_store
+from a2a_trio.store._open import _purge_forever
+
+
+async def test_an_unreachable_sqlite_file_is_store_unavailable(tmp_path: Path) -> None:
+    folder = tmp_path / "gone"
+    folder.mkdir()
+    async with open_store(f"sqlite:///{folder / 'tasks.db'}") as store:
+        task = (await store.create_task(ANONYMOUS, m.new_task(m.text_message("hi")))).task
+        shutil.rmtree(folder)  # a new reader connection cannot open the file any more
+        with pytest.raises(StoreUnavailableError, match="SQLite store is unavailable"):
+            await store.load_task(ANONYMOUS, task.id)
+
+
+agent = Agent("outage", "echo")
+
+
+@agent.skill(default=True)
+async def echo(ctx: TaskContext) -> str:
+    return ctx.text
+
+
+class Unreachable(MemoryTaskStore):
+    """The memory store, its reads failing as an unreachable database's do."""
+
+    async def load_task(self, *args: object, **kwargs: object) -> NoReturn:
+        raise StoreUnavailableError("the PostgreSQL store is unavailable: connection refused")
+
+
+@asynccontextmanager
+async def unreachable() -> AsyncIterator[Unreachable]:
+    yield Unreachable()
+
+
+async def test_a_client_is_told_the_store_is_unavailable() -> None:
+    async with trio.open_nursery() as nursery:
+        url = await nursery.start(partial(serve, agent, port=0, store=unreachable))
+        async with httpx.AsyncClient(base_url=url, headers={"A2A-Version": "1.0"}) as http:
+            body = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}
+            answer = await http.post("/", json=body)
+            rest = await http.get("/tasks/x")
+        nursery.cancel_scope.cancel()
+    assert answer.status_code == 200
+    error = answer.json()["error"]
+    assert error["code"] == -32603
+    assert error["message"] == "The task store is unavailable right now; try again shortly"
+    assert "refused" not in answer.text  # the store's own words stay in the server's log
+    assert rest.status_code == 500
+    assert rest.json()["error"]["status"] == "INTERNAL"
+
+
+class FlakyPurge(MemoryTaskStore):
+    """The memory store, its first purge failing as a locked or failing-over database does."""
+
+    purges = 0
+
+    async def purge_expired(self, *, now: datetime | None = None) -> int:
+        self.purges += 1
+        if self.purges == 1:
+            raise StoreUnavailableError("database is locked")
+        return await super().purge_expired(now=now)
+
+
+async def test_the_purge_loop_outlives_an_unavailable_database(autojump_clock: object) -> None:
+    store = FlakyPurge(retention=Retention(terminal_ttl=timedelta(0)))
+    task = (await store.create_task(ANONYMOUS, m.new_task(m.text_message("old")))).task
+    await store.update_task(ANONYMOUS, task.id, TaskUpdate(state=m.TaskState.COMPLETED))
+    with trio.move_on_after(2.5):  # purges at 0 (fails), 1 and 2 s
+        await _purge_forever(store, Retention(terminal_ttl=timedelta(0)))
+    assert store.purges == 3
+    assert await store.load_task(ANONYMOUS, task.id) is None
