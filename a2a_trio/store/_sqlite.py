@@ -12,6 +12,7 @@ import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
+from functools import partial
 from typing import Final, Literal
 
 import trio
@@ -144,13 +145,14 @@ class SqliteDriver:
         self._read_limiter = trio.CapacityLimiter(readers)
         self._idle_readers: list[sqlite3.Connection] = []
 
-    def connect(self) -> sqlite3.Connection:
+    def connect(self, *, wal: bool = True) -> sqlite3.Connection:
         """A new connection with the store's settings (blocking: call it in a thread)."""
         conn = sqlite3.connect(
             self._path, isolation_level=None, check_same_thread=False, timeout=30
         )
         try:
-            _use_wal(conn)
+            if wal:
+                _use_wal(conn)
             conn.execute(f"PRAGMA synchronous = {self._synchronous}")
             conn.execute("PRAGMA foreign_keys = ON")
         except sqlite3.Error:
@@ -160,8 +162,11 @@ class SqliteDriver:
 
     async def start(self) -> None:
         """Open the writer connection and bring the schema up to date."""
-        self._writer = await trio.to_thread.run_sync(self.connect)
+        # The schema check comes before the switch to WAL, so a file of a newer a2a_trio is
+        # refused untouched (the switch rewrites a rollback-journal file's header).
+        self._writer = await trio.to_thread.run_sync(partial(self.connect, wal=False))
         await trio.to_thread.run_sync(migrate, self._writer, limiter=self._write_limiter)
+        await trio.to_thread.run_sync(_use_wal, self._writer, limiter=self._write_limiter)
 
     async def write[T](self, fn: Callable[[Tx], T]) -> T:
         if self._writer is None:

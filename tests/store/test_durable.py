@@ -189,6 +189,20 @@ async def test_an_older_database_is_migrated_when_opened(sql_backend: Backend) -
     assert await trio.to_thread.run_sync(_schema_state, sql_backend, path) == (latest, True)
 
 
+async def test_a_newer_rollback_journal_file_is_refused_byte_for_byte(tmp_path: Path) -> None:
+    """The schema check comes before the switch to WAL, which would rewrite the header."""
+    path = tmp_path / "newer.db"
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute("PRAGMA journal_mode = DELETE")
+        conn.execute("CREATE TABLE kept (x)")
+        conn.execute("PRAGMA user_version = 99")
+    before = path.read_bytes()
+    with pytest.raises(StoreSchemaError, match="version 99"):
+        async with open_store(f"sqlite:///{path}"):
+            pass
+    assert path.read_bytes() == before
+
+
 async def test_a_database_from_a_newer_release_is_refused(sql_backend: Backend) -> None:
     async with open_store(sql_backend.url) as store:
         task = (await store.create_task(ANONYMOUS, a_task())).task
