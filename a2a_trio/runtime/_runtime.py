@@ -240,7 +240,11 @@ class TaskRuntime:
                 f"Task {task_id} is {stored.task.status.state.name}: a terminal task has no "
                 "updates to subscribe to; use GetTask"
             )
-        return TaskStream([LogEntry(0, stored.task)], None, stop_on_interrupt=False)
+        # Not running here (waiting after a restart, or running on another replica): the
+        # snapshot is numbered after the stored log, so a client resuming from it with
+        # Last-Event-ID gets what comes next, not the whole log again.
+        last_seq = await self._last_stored_seq(scope, task_id)
+        return TaskStream([LogEntry(last_seq, stored.task)], None, stop_on_interrupt=False)
 
     async def _resume_from_store(
         self, scope: CallerScope, task_id: str, after: int, log: EventLog | None

@@ -313,6 +313,38 @@ async def test_a_purged_task_is_not_replayed_from_memory() -> None:
         nursery.cancel_scope.cancel()
 
 
+async def test_another_replica_numbers_its_snapshot_after_the_stored_log(tmp_path: Path) -> None:
+    """Subscribing on a replica that does not run the task: a resume from its snapshot replays
+    only what came after it (before, the snapshot was event 0 and every resume replayed all)."""
+    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    async with (
+        open_store(url) as store_a,
+        open_store(url) as store_b,
+        trio.open_nursery() as nursery,
+    ):
+        running = TaskRuntime(agents.agent, store_a, FAST)
+        other = TaskRuntime(agents.agent, store_b, FAST)
+        await nursery.start(running.run)
+        await nursery.start(other.run)
+        task = await running.send(ANONYMOUS, request("far", "gated", return_immediately=True))
+        live = await running.subscribe(ANONYMOUS, task.id)
+        while not isinstance((await live.receive()).event, m.TaskStatusUpdateEvent):
+            pass  # the job is at its gate once its WORKING update is out (and stored)
+        live.close()
+        stored = await store_a.load_events(ANONYMOUS, task.id)
+        snapshot = await read_all(await other.subscribe(ANONYMOUS, task.id))
+        assert [entry.seq for entry in snapshot] == [stored[-1][0]]
+        agents.gates["far"].set()
+        with trio.fail_after(5):
+            await read_all(await running.subscribe(ANONYMOUS, task.id))  # it finished
+        resumed = await read_all(
+            await other.subscribe(ANONYMOUS, task.id, last_event_id=snapshot[0].seq)
+        )
+        everything = await store_b.load_events(ANONYMOUS, task.id)
+        assert [e.seq for e in resumed] == [seq for seq, _ in everything if seq > stored[-1][0]]
+        nursery.cancel_scope.cancel()
+
+
 class KillableStore:
     """A store a test can kill: like a process that died, it writes nothing afterwards."""
 
