@@ -7,6 +7,8 @@
   request's Host)
 - ``A2A_TRIO_KEEPALIVE``: seconds between keepalive comments on idle streams (default 15)
 - ``A2A_TRIO_RETENTION``: seconds after which finished tasks are purged (default: kept)
+- ``A2A_TRIO_RECOVERY_LEASE``: with several replicas on one store, seconds after which a task
+  no replica has written counts as left by a crashed one (default: unset, one server)
 
 An empty variable counts as unset.  This module is the process's entry point: importing it
 checks every setting and opens the store once (as ``a2a-trio serve`` does), before hypercorn
@@ -63,16 +65,25 @@ def _server_config(env: Mapping[str, str]) -> ServerConfig:
     """ServerConfig's own validators judge the values, so the rules live in one place."""
     config = ServerConfig()
     if keepalive := env.get("A2A_TRIO_KEEPALIVE"):
-        try:
-            seconds = float(keepalive)
-        except ValueError:
-            raise ConfigError(
-                f"A2A_TRIO_KEEPALIVE must be a number of seconds, not {keepalive!r}"
-            ) from None
+        seconds = _seconds("A2A_TRIO_KEEPALIVE", keepalive)
         config = _evolve(config, "A2A_TRIO_KEEPALIVE", keepalive=seconds)
     if public_url := env.get("A2A_TRIO_PUBLIC_URL"):
         config = _evolve(config, "A2A_TRIO_PUBLIC_URL", public_url=public_url)
+    if lease := env.get("A2A_TRIO_RECOVERY_LEASE"):
+        seconds = _seconds("A2A_TRIO_RECOVERY_LEASE", lease)
+        try:
+            runtime = attrs.evolve(config.runtime, recovery_lease=seconds)
+        except ValueError as exc:
+            raise ConfigError(f"A2A_TRIO_RECOVERY_LEASE: {exc}") from None
+        config = attrs.evolve(config, runtime=runtime)
     return config
+
+
+def _seconds(variable: str, value: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise ConfigError(f"{variable} must be a number of seconds, not {value!r}") from None
 
 
 def _evolve(config: ServerConfig, variable: str, **change: Any) -> ServerConfig:

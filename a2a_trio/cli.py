@@ -366,9 +366,17 @@ def serve(
         float, typer.Option(help="Seconds of stream silence before a keepalive comment.")
     ] = 15.0,
     log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "info",
+    recovery_lease: Annotated[
+        float | None,
+        typer.Option(
+            help="With several replicas on one store: seconds after which a task no replica"
+            " has written counts as left by a crashed one."
+        ),
+    ] = None,
 ) -> None:
     """Serve an agent until SIGINT/SIGTERM (then drain running tasks gracefully)."""
     from .loading import ConfigError, load_agent, store_factory
+    from .runtime import RuntimeConfig
     from .server import ServerConfig, tune_gc_for_streams
     from .server import serve as serve_agent
 
@@ -389,8 +397,9 @@ def serve(
     except ConfigError as exc:
         raise UsageProblem(str(exc)) from None
     try:
-        config = ServerConfig(public_url=public_url, keepalive=keepalive)
-    except ValueError as exc:  # a setting ServerConfig's validators refuse
+        runtime = RuntimeConfig(recovery_lease=recovery_lease)
+        config = ServerConfig(public_url=public_url, keepalive=keepalive, runtime=runtime)
+    except ValueError as exc:  # a setting the configs' validators refuse
         raise UsageProblem(str(exc)) from None
 
     async def until_signal() -> None:

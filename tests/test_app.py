@@ -123,6 +123,12 @@ BAD_SETTINGS = [
         id="retention-zero",
     ),
     pytest.param(
+        {"A2A_TRIO_RECOVERY_LEASE": "0"},
+        "error: A2A_TRIO_RECOVERY_LEASE: recovery_lease must be a positive number of seconds,"
+        " not 0.0",
+        id="recovery-lease-zero",
+    ),
+    pytest.param(
         {"A2A_TRIO_PUBLIC_URL": "example.com"},
         "error: A2A_TRIO_PUBLIC_URL: public_url must be an absolute http(s) URL without query"
         " or fragment, such as 'https://agents.example.com', not 'example.com'",
@@ -171,3 +177,13 @@ async def test_asyncio_worker_fails_at_once_saying_what_to_do(tmp_path: Path) ->
     status, lines = await start_up([*asyncio_app, "--workers", "0"], settings(), tmp_path)
     assert_one_line(lines, says)
     assert status == 1
+
+
+def test_the_recovery_lease_setting_reaches_the_runtime() -> None:
+    from a2a_trio.app import app_from_env
+
+    env = {"A2A_TRIO_STORE": "memory", "A2A_TRIO_RECOVERY_LEASE": "30"}
+    assert app_from_env(env).app.server.config.runtime.recovery_lease == 30.0
+    assert (
+        app_from_env({"A2A_TRIO_STORE": "memory"}).app.server.config.runtime.recovery_lease is None
+    )

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections import OrderedDict
+from datetime import timedelta
 from typing import Any
 
 import attrs
@@ -83,7 +84,18 @@ class RuntimeConfig:
     """How long a cancelled or shut-down job may take to record its final state."""
     recover_unfinished: bool = True
     """At start, re-run tasks of resumable skills and fail other tasks left running by a
-    previous process.  Turn off on all but one replica sharing a store."""
+    previous process."""
+    recovery_lease: float | None = attrs.field(default=None)
+    """For several replicas sharing one store: seconds after which a running task that no
+    replica has written is taken as left by a crashed one.  Each replica then refreshes its
+    running tasks every third of the lease and recovers only such tasks, as it runs, so no
+    replica takes a live peer's task.  ``None`` (one server): every unfinished task found at
+    start is recovered at once."""
+
+    @recovery_lease.validator
+    def _check_lease(self, _attribute: object, value: float | None) -> None:
+        if value is not None and not (0 < value < float("inf")):
+            raise ValueError(f"recovery_lease must be a positive number of seconds, not {value}")
 
 
 @attrs.frozen
@@ -114,6 +126,8 @@ class TaskRuntime:
             self._nursery = nursery
             if self.config.recover_unfinished:
                 await self._recover()
+            if self.config.recovery_lease is not None:
+                nursery.start_soon(self._keep_leases, self.config.recovery_lease)
             task_status.started()
             try:
                 await trio.sleep_forever()
@@ -370,12 +384,36 @@ class TaskRuntime:
         events = await self.store.load_events(scope, task_id)
         return events[-1][0] if events else 0
 
+    async def _keep_leases(self, lease: float) -> None:
+        """Every third of ``lease``: write this replica's running tasks (an empty update, so
+        their last write stays fresh), then recover what crashed replicas left."""
+        while True:
+            await trio.sleep(lease / 3)
+            for job in list(self._jobs.values()):
+                if not (job.done.is_set() or job.waiting_for_input):
+                    # Changed elsewhere (e.g. cancelled on another replica): the job's own
+                    # next write finds out; an outage is retried at the next tick.
+                    with contextlib.suppress(StoreError):
+                        await job.write(TaskUpdate())
+            if self.config.recover_unfinished:
+                await self._recover()
+
     async def _recover(self) -> None:
-        """Deal with tasks a previous process left running (see ``recover_unfinished``)."""
-        for item in await self.store.list_unfinished():
+        """Deal with tasks a previous process left running (see ``recover_unfinished``); with a
+        ``recovery_lease``, only those nobody has written for longer than the lease."""
+        lease = self.config.recovery_lease
+        cutoff = None if lease is None else m.utcnow() - timedelta(seconds=lease)
+        try:
+            unfinished = await self.store.list_unfinished()
+        except StoreUnavailableError as exc:
+            logger.warning("recovery skipped, the task store is unavailable: %s", exc)
+            return
+        for item in unfinished:
             task = item.stored.task
             if m.is_interrupted(task.status.state):
                 continue  # waits for the client; the next message re-runs the skill
+            if task.id in self._jobs or (cutoff is not None and item.stored.updated_at > cutoff):
+                continue  # running here, or written lately: a live replica runs it
             users = [msg for msg in task.history if msg.role is m.Role.USER]
             skill = self._skill_for(task)
             if skill is not None and skill.resumable and users:

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, NoReturn
 
+import attrs
 import pytest
 import trio
 import trio.testing
@@ -574,3 +575,46 @@ async def test_drain_waits_for_running_jobs_but_not_for_waiting_ones(
     assert finished.status.state is m.TaskState.COMPLETED
     with pytest.raises(UnsupportedOperationError):  # draining: no new tasks
         await runtime.send(ANONYMOUS, request("late"))
+
+
+LEASED = attrs.evolve(FAST, recovery_lease=0.6)
+
+
+async def test_with_a_lease_a_starting_replica_leaves_a_live_peers_task_alone() -> None:
+    """Before, any replica starting recovered every unfinished task: a peer's live task was
+    recorded FAILED under it. Real time: the lease is measured on stored write times."""
+    store = MemoryTaskStore()
+    async with trio.open_nursery() as nursery:
+        peer = TaskRuntime(agents.agent, store, LEASED)
+        await nursery.start(peer.run)
+        task = await peer.send(ANONYMOUS, request("leased", "gated", return_immediately=True))
+        await trio.sleep(0.3)
+        starting = TaskRuntime(agents.agent, store, LEASED)
+        await nursery.start(starting.run)
+        await trio.sleep(1.5)  # two and a half leases: the peer kept writing its task
+        still = await store.load_task(ANONYMOUS, task.id)
+        assert still is not None and still.task.status.state is m.TaskState.WORKING
+        agents.gates["leased"].set()
+        with trio.fail_after(5):
+            events = await drain(await peer.subscribe(ANONYMOUS, task.id))
+        assert isinstance(events[-1], m.TaskStatusUpdateEvent)
+        assert events[-1].status.state is m.TaskState.COMPLETED
+        nursery.cancel_scope.cancel()
+
+
+async def test_with_a_lease_a_crashed_replicas_task_is_recovered_once_stale() -> None:
+    store = MemoryTaskStore()
+    plain, _resumable = await crash(store)
+    async with trio.open_nursery() as nursery:
+        survivor = TaskRuntime(agents.agent, store, LEASED)
+        await nursery.start(survivor.run)
+        fresh = await store.load_task(ANONYMOUS, plain.id)
+        assert fresh is not None and fresh.task.status.state is m.TaskState.WORKING  # not yet
+        await trio.sleep(1.5)  # the lease ran out some sweeps ago
+        recovered = await store.load_task(ANONYMOUS, plain.id)
+        assert recovered is not None
+        final = recovered.task.status
+        assert final.state is m.TaskState.FAILED
+        assert final.message is not None
+        assert final.message.parts == (m.TextPart(RESTART_MESSAGE),)
+        nursery.cancel_scope.cancel()
