@@ -40,7 +40,6 @@ from ..store import (
     MAX_PAGE_SIZE,
     ArtifactWrite,
     CallerScope,
-    SequencedEvent,
     StoredTask,
     TaskPage,
     TaskQuery,
@@ -227,61 +226,79 @@ class TaskRuntime:
     ) -> TaskStream:
         """SubscribeToTask: the current task, then live events until a terminal state.
 
-        With ``last_event_id`` the stream resumes after that event instead, replaying what the
-        client missed, from the store where the in-memory log no longer holds it (a finished
-        task whose log was dropped, a task run again after a restart, whose log numbers on
-        from the stored one).
+        With ``last_event_id`` the stream resumes after that event instead (see
+        :meth:`_resume`).
         """
         if last_event_id is not None:
-            log = self._log(scope, task_id)
-            if log is not None and log.closed:
-                await self._load(scope, task_id)  # a kept log outlives a purge or delete
-            if log is not None:
-                with contextlib.suppress(ReplayGap):
-                    subscription = log.subscribe(after=last_event_id)
-                    return TaskStream([], subscription, stop_on_interrupt=False)
-            resumed = await self._resume_from_store(scope, task_id, last_event_id, log)
-            if resumed is not None:
-                return resumed
+            return await self._resume(scope, task_id, last_event_id)
+        stream = await self._current(scope, task_id)
+        if stream is None:
+            stored = await self._load(scope, task_id)
+            raise UnsupportedOperationError(
+                f"Task {task_id} is {stored.task.status.state.name}: a terminal task has no "
+                "updates to subscribe to; use GetTask"
+            )
+        return stream
+
+    async def _current(
+        self, scope: CallerScope, task_id: str, *, terminal: bool = False
+    ) -> TaskStream | None:
+        """The task as it is now, then its live events; ``None`` for a terminal task unless
+        ``terminal`` (then its snapshot alone).  The snapshot is numbered after the last event
+        it includes, so a client resuming from it gets what comes next."""
         job = self._live(scope, task_id)
         if job is not None and not job.log.closed:
             head = LogEntry(job.log.last_seq, job.task)
             subscription = job.log.subscribe(after=job.log.last_seq)
             return TaskStream([head], subscription, stop_on_interrupt=False)
+        # Not running here: waiting after a restart, finished, or running on another replica.
         stored = await self._load(scope, task_id)
-        if m.is_terminal(stored.task.status.state):
-            raise UnsupportedOperationError(
-                f"Task {task_id} is {stored.task.status.state.name}: a terminal task has no "
-                "updates to subscribe to; use GetTask"
-            )
-        # Not running here (waiting after a restart, or running on another replica): the
-        # snapshot is numbered after the stored log, so a client resuming from it with
-        # Last-Event-ID gets what comes next, not the whole log again.
+        if m.is_terminal(stored.task.status.state) and not terminal:
+            return None
         last_seq = await self._last_stored_seq(scope, task_id)
         return TaskStream([LogEntry(last_seq, stored.task)], None, stop_on_interrupt=False)
 
-    async def _resume_from_store(
-        self, scope: CallerScope, task_id: str, after: int, log: EventLog | None
-    ) -> TaskStream | None:
-        """The stored events after ``after``, then ``log``'s newer ones; ``None`` if none stored.
+    async def _resume(self, scope: CallerScope, task_id: str, after: int) -> TaskStream:
+        """The events after ``after``, replayed then live, under the numbers the live stream
+        had: from the in-memory log while it holds them, else from the store, the live log
+        going on where the stored part ends (it is subscribed before the store is read and
+        skips what the store returned, so an event written meanwhile is neither lost nor
+        repeated).
 
-        The live part is subscribed before the store is read and skips what the stored part
-        covers (the store and the log share numbering), so an event written meanwhile is
-        neither lost nor repeated.
+        Where neither holds every event after ``after`` any more (the store keeps the newest
+        ``max_events_per_task``), the stream starts over from a snapshot of the task instead,
+        so a client never gets an artifact chunk without its start.  An id past the task's
+        last event was never sent: ``InvalidParamsError``.
         """
+        log = self._log(scope, task_id)
+        if log is not None and log.closed:
+            await self._load(scope, task_id)  # a kept log outlives a purge or delete
+        if log is not None:
+            _check_sent(after, log.last_seq, task_id)
+            with contextlib.suppress(ReplayGap):
+                return TaskStream([], log.subscribe(after=after), stop_on_interrupt=False)
         live = None if log is None else log.subscribe(after=log.last_seq)
-        stored: tuple[SequencedEvent, ...] = ()
         try:
             stored = await self.store.load_events(scope, task_id, after_seq=after)
-        finally:
-            if live is not None and not stored:  # nothing to resume from, or the read failed
+        except BaseException:
+            if live is not None:
                 live.close()
-        if not stored:
-            return None
+            raise
+        if stored and stored[0][0] == after + 1:
+            if live is not None:
+                live.skip_through(stored[-1][0])
+            replay = [LogEntry(seq, event) for seq, event in stored]
+            return TaskStream(replay, live, stop_on_interrupt=False)
         if live is not None:
-            live.skip_through(stored[-1][0])
-        replay = [LogEntry(seq, event) for seq, event in stored]
-        return TaskStream(replay, live, stop_on_interrupt=False)
+            live.close()
+        if not stored and log is None:  # nothing after it here: up to date, or never sent
+            last_seq = await self._last_stored_seq(scope, task_id)
+            _check_sent(after, last_seq, task_id)
+            if after == last_seq:
+                return TaskStream([], None, stop_on_interrupt=False)
+        stream = await self._current(scope, task_id, terminal=True)
+        assert stream is not None  # terminal=True always gives one
+        return stream
 
     # --- starting and continuing tasks ----------------------------------------------------
 
@@ -616,6 +633,14 @@ def _check_user_message(message: m.Message) -> None:
 def _check_history_length(history_length: int | None, path: str = "$.params.historyLength") -> None:
     if history_length is not None and history_length < 0:
         raise InvalidParamsError("historyLength must not be negative", path=path)
+
+
+def _check_sent(after: int, last_seq: int, task_id: str) -> None:
+    if not 0 <= after <= last_seq:
+        raise InvalidParamsError(
+            f"Last-Event-ID {after} was never sent for task {task_id} (its events are numbered"
+            f" 1 to {last_seq}); resume from an id the stream carried, or subscribe without one"
+        )
 
 
 def _not_found(task_id: str) -> TaskNotFoundError:

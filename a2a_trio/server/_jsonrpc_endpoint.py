@@ -89,10 +89,10 @@ def last_event_id(value: str | None) -> int | None:
     """The ``Last-Event-ID`` header as a sequence number (absent: ``None``)."""
     if value is None or not value.strip():
         return None
-    try:
-        return int(value.strip())
-    except ValueError:
-        raise InvalidParamsError("Last-Event-ID must be an event id this server sent") from None
+    digits = value.strip()
+    if not (digits.isascii() and digits.isdigit()):  # int() would take "-1", "+5", "1_0"
+        raise InvalidParamsError("Last-Event-ID must be an event id this server sent")
+    return int(digits)
 
 
 async def answer(

@@ -15,17 +15,19 @@ from server import agents
 from a2a_trio import Agent, TaskContext
 from a2a_trio import model as m
 from a2a_trio.errors import (
+    InvalidParamsError,
     StoreError,
     TaskNotCancelableError,
     TaskNotFoundError,
     UnsupportedOperationError,
 )
-from a2a_trio.runtime import RuntimeConfig, TaskRuntime, TaskStream
+from a2a_trio.runtime import EventLogLimits, RuntimeConfig, TaskRuntime, TaskStream
 from a2a_trio.runtime._runtime import RESTART_MESSAGE
 from a2a_trio.store import (
     ANONYMOUS,
     CallerScope,
     MemoryTaskStore,
+    Retention,
     StoredTask,
     TaskStore,
     open_store,
@@ -617,4 +619,43 @@ async def test_with_a_lease_a_crashed_replicas_task_is_recovered_once_stale() ->
         assert final.state is m.TaskState.FAILED
         assert final.message is not None
         assert final.message.parts == (m.TextPart(RESTART_MESSAGE),)
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_resume_older_than_what_is_kept_starts_over_from_a_snapshot() -> None:
+    """Before, the store's newest events came back as if contiguous: an artifact chunk whose
+    start the client never got, with no sign of the gap."""
+    store = MemoryTaskStore(retention=Retention(max_events_per_task=3))
+    config = attrs.evolve(FAST, event_log=EventLogLimits(replay=2))
+    async with trio.open_nursery() as nursery:
+        runtime = TaskRuntime(agents.agent, store, config)
+        await nursery.start(runtime.run)
+        done = await runtime.send(ANONYMOUS, request("x", "chunks"))
+        assert isinstance(done, m.Task) and done.status.state is m.TaskState.COMPLETED
+        last = (await store.load_events(ANONYMOUS, done.id))[-1][0]
+        assert last > 3  # more events than either keeps
+        for after in (0, 1):
+            entries = await read_all(
+                await runtime.subscribe(ANONYMOUS, done.id, last_event_id=after)
+            )
+            assert [(e.seq, e.event) for e in entries] == [(last, done)]
+        # Within what is kept, the events themselves, contiguous:
+        kept = await read_all(await runtime.subscribe(ANONYMOUS, done.id, last_event_id=last - 2))
+        assert [e.seq for e in kept] == [last - 1, last]
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize("live", [True, False])
+async def test_a_last_event_id_never_sent_is_refused(live: bool) -> None:
+    async with trio.open_nursery() as nursery:
+        runtime = TaskRuntime(agents.agent, MemoryTaskStore(), FAST)
+        await nursery.start(runtime.run)
+        text = "unsent live" if live else "unsent"
+        skill = "gated" if live else None
+        task = await runtime.send(ANONYMOUS, request(text, skill, return_immediately=live))
+        assert isinstance(task, m.Task)
+        with pytest.raises(InvalidParamsError, match="Last-Event-ID 99999 was never sent"):
+            await runtime.subscribe(ANONYMOUS, task.id, last_event_id=99999)
+        if live:
+            agents.gates.setdefault(text, trio.Event()).set()
         nursery.cancel_scope.cancel()

@@ -70,6 +70,17 @@ async def test_subscribe_to_finished_task_without_last_event_id_is_refused(
     assert refused.json()["error"]["code"] == -32004
 
 
+async def test_a_last_event_id_that_was_never_sent_is_refused(http: httpx.AsyncClient) -> None:
+    done = await http.post("/", json=rpc("SendMessage", {"message": user_message("ids")}))
+    task_id = done.json()["result"]["task"]["id"]
+    resume = rpc("SubscribeToTask", {"id": task_id})
+    for never in ("99999", "-1", "+2", "1_0", "abc"):
+        refused = await http.post("/", json=resume, headers={"Last-Event-ID": never})
+        error = refused.json()["error"]
+        assert error["code"] == -32602, never
+        assert "Last-Event-ID" in error["message"]
+
+
 async def test_idle_stream_gets_keepalive_comments(http: httpx.AsyncClient) -> None:
     gate = agents.gates.setdefault("idle", trio.Event())
     body = rpc("SendStreamingMessage", {"message": user_message("idle", skill="gated")})
