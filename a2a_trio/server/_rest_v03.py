@@ -26,7 +26,7 @@ from ._rest import (
     string,
 )
 from ._rpc_methods import Decode, Method, StreamingMethod, UnaryMethod
-from ._rpc_v03 import V03_METHODS
+from ._rpc_v03 import V03_METHODS, ends_resubscription
 
 
 def _v03_state(_name: str, value: str) -> str:
@@ -90,11 +90,20 @@ _ENCODERS: Final = {
 }
 
 
+def _stream_response(event: m.StreamEvent) -> Any:
+    return V03_PROTO.encode_stream_response(event)
+
+
+def _resubscribe_response(event: m.StreamEvent) -> Any:
+    return V03_PROTO.encode_stream_response(event, final=ends_resubscription(event))
+
+
 def _rest_method(name: str) -> Method:
     rpc = V03_METHODS[name]
     decode = _BODIES.get(name, rpc.decode)
     if isinstance(rpc, StreamingMethod):
-        return StreamingMethod(decode, rpc.call, V03_PROTO.encode_stream_response)
+        encode = _resubscribe_response if name == "tasks/resubscribe" else _stream_response
+        return StreamingMethod(decode, rpc.call, encode)
     return UnaryMethod(decode, rpc.call, _ENCODERS.get(name, V03_PROTO.encode))
 
 

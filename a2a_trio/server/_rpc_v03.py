@@ -32,6 +32,17 @@ def _stream_event(event: m.StreamEvent) -> Any:
     return V03.encode_stream_event(event)
 
 
+def ends_resubscription(event: m.StreamEvent) -> bool:
+    """``final`` for ``tasks/resubscribe``: its stream goes on past an interrupted state (as
+    v1.0's SubscribeToTask does), so only a terminal state ends it; ``message/stream`` also
+    ends at an interrupted one."""
+    return isinstance(event, m.TaskStatusUpdateEvent) and m.is_terminal(event.status.state)
+
+
+def _resubscribe_event(event: m.StreamEvent) -> Any:
+    return V03.encode_stream_event(event, final=ends_resubscription(event))
+
+
 # v0.3 name -> the v1.0 method whose handler call it shares.
 _SAME_OPERATION: Final = {
     "message/send": "SendMessage",
@@ -52,7 +63,8 @@ def _v03_method(name: str) -> Method:
     shared = V1_METHODS[_SAME_OPERATION[name]]
     decode = v03_params(V03.PARAMS_BY_METHOD[name])
     if isinstance(shared, StreamingMethod):
-        return StreamingMethod(decode, shared.call, _stream_event)
+        encode = _resubscribe_event if name == "tasks/resubscribe" else _stream_event
+        return StreamingMethod(decode, shared.call, encode)
     if name == "message/send":
         return UnaryMethod(decode, shared.call, V03.encode_send_result)
     if name == "tasks/pushNotificationConfig/delete":

@@ -312,9 +312,12 @@ class V03ProtoCodec(V03Codec):
 
     # --- public ---------------------------------------------------------------------------
 
-    def encode_stream_response(self, event: m.StreamEvent) -> dict[str, Any]:
-        """A ``StreamResponse``: the event under its oneof arm (``final`` on status updates)."""
-        return {PAYLOAD_KEYS[type(event)]: self.encode_stream_event(event)}
+    def encode_stream_response(
+        self, event: m.StreamEvent, *, final: bool | None = None
+    ) -> dict[str, Any]:
+        """A ``StreamResponse``: the event under its oneof arm (``final`` on status updates, as
+        :meth:`encode_stream_event` sets it)."""
+        return {PAYLOAD_KEYS[type(event)]: self.encode_stream_event(event, final=final)}
 
     def encode_send_response(self, result: m.SendMessageResult) -> dict[str, Any]:
         """A ``SendMessageResponse``: ``{task}`` or ``{message}``."""
