@@ -23,22 +23,30 @@ def event_stream_response(
     stream: TaskStream, render: Render, keepalive: float, *, first: Iterable[bytes] = ()
 ) -> Response:
     """A ``text/event-stream`` response: the ``first`` frames, then ``render(entry)`` frames for
-    each event, with a keepalive comment after ``keepalive`` idle seconds."""
+    each event, with a keepalive comment once nothing was sent for ``keepalive`` seconds.
+
+    The silence is counted from the last frame sent, not the last event received: a render may
+    send nothing for an event (the legacy dialect holds artifact chunks until the end), and a
+    stream of such events must still keep its connection alive.
+    """
     opening = list(first)
 
     async def frames() -> AsyncIterator[bytes]:
         try:
             for frame in opening:
                 yield frame
+            quiet_until = trio.current_time() + keepalive
             while True:
                 entry = None
-                with trio.move_on_after(keepalive):
+                with trio.move_on_at(quiet_until):
                     entry = await stream.receive()
                 if entry is None:
                     yield KEEPALIVE
+                    quiet_until = trio.current_time() + keepalive
                     continue
                 for frame in render(entry):
                     yield frame
+                    quiet_until = trio.current_time() + keepalive
         except (trio.EndOfChannel, SubscriberOverflow):
             return
         finally:
