@@ -34,7 +34,7 @@ from ._rest import error_info
 from ._rpc_methods import V1_METHODS, CallInfo, Method, StreamingMethod
 from ._rpc_v03 import V03_METHODS
 from ._sse import KEEPALIVE, STREAM_HEADERS, encode_event
-from ._tenants import authenticated_owner, caller_scope
+from ._tenants import authenticated_owner, caller_scope, request_headers
 from ._versions import V0_3, V1_0, requested_version
 
 if TYPE_CHECKING:
@@ -193,14 +193,12 @@ class JsonRpcEndpoint:
         elif scope["method"] == "POST":
             await self._handle(scope, receive, send)
         else:  # JSON, like every other refusal here, not the fallback's 404 page
-            headers = {
-                k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]
-            }
+            headers = _headers(scope)
             allow = [(b"allow", rpc.ALLOW.encode())]
             await _refuse(send, headers, rpc.wrong_verb(scope["method"]), allow, status=405)
 
     async def _handle(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        headers = _headers(scope)
         limit = self.server.config.max_body_bytes
         try:
             owner = await authenticated_owner(self.server.config, headers)
@@ -230,6 +228,10 @@ class JsonRpcEndpoint:
             await _send_json(send, reply)
         else:
             await _send_stream(receive, send, reply, self.server.config.keepalive)
+
+
+def _headers(scope: dict[str, Any]) -> dict[str, str]:
+    return request_headers((k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"])
 
 
 async def _refuse(

@@ -4,6 +4,8 @@ Legacy clients choose task ids (``params.id``) and expect a reused id to be refu
 task is in flight and for a grace window after it ends (§4.3, §4.8), then forgotten.  Those ids
 live here, in a :class:`LegacyIds` table per surface mapping them to runtime task ids, so the
 runtime and store keep their own id space and tenancy; the sweep is lazy, on every access.
+Each caller scope (authenticated owner) has its own legacy ids: one caller can neither reach
+another's task by its id nor learn, from "already in use", that the id exists.
 
 :class:`LegacyEvents` turns the runtime's v1.0 event stream into the dialect's frames: no
 ``submitted`` snapshot, ``working`` updates only when the message or progress changed, artifact
@@ -13,13 +15,16 @@ chunks collected into the one ``result`` artifact sent just before ``completed``
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from .. import model as m
 from ..errors import InvalidParamsError
 from ..wire import _legacy as wire
+
+if TYPE_CHECKING:
+    from ..store import CallerScope
 
 
 @attrs.define
@@ -32,11 +37,11 @@ class LegacyTask:
 
 
 class LegacyIds:
-    """Legacy task ids of one surface; ``now`` is a monotonic clock reading in seconds."""
+    """Legacy task ids of one surface, per caller scope; ``now`` is a monotonic reading in s."""
 
     def __init__(self, grace: float) -> None:
         self._grace = grace
-        self._tasks: dict[str, LegacyTask] = {}
+        self._tasks: dict[tuple[CallerScope, str], LegacyTask] = {}
 
     def _sweep(self, now: float) -> None:
         expired = [
@@ -47,21 +52,24 @@ class LegacyIds:
         for key in expired:
             del self._tasks[key]
 
-    def reserve(self, legacy_id: str, session_id: str, now: float) -> LegacyTask:
+    def reserve(
+        self, scope: CallerScope, legacy_id: str, session_id: str, now: float
+    ) -> LegacyTask:
         """Claim ``legacy_id`` for a new task (its runtime id is filled in once it starts)."""
         self._sweep(now)
-        if legacy_id in self._tasks:
+        if (scope, legacy_id) in self._tasks:
             raise InvalidParamsError(f"A2A task id {legacy_id[:100]!r} is already in use")
-        entry = self._tasks[legacy_id] = LegacyTask("", session_id)
+        entry = self._tasks[scope, legacy_id] = LegacyTask("", session_id)
         return entry
 
-    def release(self, legacy_id: str) -> None:
+    def release(self, scope: CallerScope, legacy_id: str) -> None:
         """Give up a reservation whose task never started."""
-        self._tasks.pop(legacy_id, None)
+        self._tasks.pop((scope, legacy_id), None)
 
-    def lookup(self, legacy_id: str, now: float) -> LegacyTask:
+    def lookup(self, scope: CallerScope, legacy_id: str, now: float) -> LegacyTask:
+        """The caller's task ``legacy_id``; raises ``InvalidParamsError`` (-32602) if unknown."""
         self._sweep(now)
-        entry = self._tasks.get(legacy_id)
+        entry = self._tasks.get((scope, legacy_id))
         if entry is None or not entry.task_id:
             raise InvalidParamsError(f"Unknown task id: {legacy_id[:100]}")
         return entry

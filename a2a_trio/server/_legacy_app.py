@@ -4,11 +4,15 @@ Each configured skill gets a surface at its path prefix (``ServerConfig.legacy_p
 ``/{skill_id}`` for every skill with ``legacy_mount_all``).  Its five methods run through the same
 request handler as every other binding, with the skill pinned in ``message.metadata.skillId``;
 ids, translation and the bearer gate are in the sans-IO ``_legacy`` and ``wire._legacy``.
+
+Every ``POST {path}`` passes the dialect's bearer gate (``legacy_bearer``) and then the
+server's own authentication (``ServerConfig.authenticate``), as every other binding does; its
+tasks belong to that owner in the default tenant (the dialect has no tenants), so they are
+isolated from other callers on every binding.
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -39,13 +43,14 @@ from ._handler import push_not_supported
 from ._legacy import LegacyEvents, LegacyIds, LegacyTask, bearer_refusal, result_text
 from ._sse import encode_event
 from ._streaming import event_stream_response
+from ._tenants import authenticated_owner, caller_scope, request_headers
 
 if TYPE_CHECKING:
     from ._app import A2AServer
 
 CARD_SUFFIX = "/.well-known/agent.json"
 VERBS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
-SCOPE = CallerScope()  # legacy clients have no tenants: the default scope
+CHALLENGE = {"WWW-Authenticate": "Bearer"}
 
 
 def legacy_surfaces(server: A2AServer) -> dict[str, Skill]:
@@ -85,8 +90,9 @@ def mount_legacy(app: QuartTrio, server: A2AServer) -> None:
             )
 
 
-type Operation = Callable[[Any, JsonValue], Awaitable[Response]]
-"""A legacy method: its params and the request id to echo (any JSON value, §4.1)."""
+type Operation = Callable[[CallerScope, Any, JsonValue], Awaitable[Response]]
+"""A legacy method: the caller's scope, its params and the request id to echo (any JSON
+value, §4.1)."""
 
 
 class LegacySurface:
@@ -124,12 +130,16 @@ class LegacySurface:
         if request.method != "POST":
             wrong = rpc.wrong_verb(request.method)
             return _answer(rpc.failure(None, wrong), status=405, headers={"Allow": rpc.ALLOW})
+        headers = request_headers(request.headers.items())
         if config.legacy_bearer:
-            refusal = bearer_refusal(
-                request.headers.get("Authorization"), config.legacy_token_check
-            )
+            refusal = bearer_refusal(headers.get("authorization"), config.legacy_token_check)
             if refusal:
-                return _answer(rpc.failure(None, AuthenticationRequiredError(refusal)), status=401)
+                return _unauthenticated(AuthenticationRequiredError(refusal))
+        try:
+            owner = await authenticated_owner(config, headers)
+        except AuthenticationRequiredError as refused:
+            return _unauthenticated(refused)
+        scope = caller_scope(config, "", owner)  # the dialect has no tenants: the default one
         document: Any = None
         try:
             body = await read_body(request, config.max_body_bytes)
@@ -145,56 +155,64 @@ class LegacySurface:
             operation = self._methods.get(call.method)
             if operation is None:
                 raise MethodNotFoundError(f"Method not implemented: {call.method[:100]}")
-            return await operation(call.params, call.id)
+            return await operation(scope, call.params, call.id)
         except A2AError as error:
             return _answer(rpc.failure(rpc.legacy_request_id(document), error))
 
     # --- the five methods ------------------------------------------------------------------
 
-    async def _send(self, params: Any, rid: JsonValue) -> Response:
-        entry, stream, head = await self._start(params)
+    async def _send(self, scope: CallerScope, params: Any, rid: JsonValue) -> Response:
+        entry, stream, head = await self._start(scope, params)
         if isinstance(head, m.Message):
             return _answer(rpc.success(rid, self._reply_envelope(params, entry, head)))
         try:
-            await self._until_answerable(stream, head.id)
+            await self._until_answerable(scope, stream, head.id)
         finally:
             stream.close()
-        return _answer(rpc.success(rid, await self._envelope(params["id"], entry)))
+        return _answer(rpc.success(rid, await self._envelope(scope, params["id"], entry)))
 
-    async def _get(self, params: Any, rid: JsonValue) -> Response:
+    async def _get(self, scope: CallerScope, params: Any, rid: JsonValue) -> Response:
         legacy_id = _required_id(params, "tasks/get")
-        entry = self._ids.lookup(legacy_id, trio.current_time())
-        return _answer(rpc.success(rid, await self._envelope(legacy_id, entry)))
+        entry = self._ids.lookup(scope, legacy_id, trio.current_time())
+        return _answer(rpc.success(rid, await self._envelope(scope, legacy_id, entry)))
 
-    async def _cancel(self, params: Any, rid: JsonValue) -> Response:
+    async def _cancel(self, scope: CallerScope, params: Any, rid: JsonValue) -> Response:
         legacy_id = _required_id(params, "tasks/cancel")
-        entry = self._ids.lookup(legacy_id, trio.current_time())
+        entry = self._ids.lookup(scope, legacy_id, trio.current_time())
         request = m.CancelTaskRequest(id=entry.task_id)
-        with contextlib.suppress(TaskNotCancelableError):  # idempotent: answered as it stands
-            await self._server.handler.cancel_task(SCOPE, request)
-        return _answer(rpc.success(rid, await self._envelope(legacy_id, entry)))
+        try:
+            await self._server.handler.cancel_task(scope, request)
+        except TaskNotCancelableError:  # idempotent: answered as it stands
+            pass
+        except TaskNotFoundError:  # e.g. purged from the store by its retention
+            raise _unknown(legacy_id) from None
+        return _answer(rpc.success(rid, await self._envelope(scope, legacy_id, entry)))
 
-    async def _send_subscribe(self, params: Any, rid: JsonValue) -> Response:
-        entry, stream, head = await self._start(params)
+    async def _send_subscribe(self, scope: CallerScope, params: Any, rid: JsonValue) -> Response:
+        entry, stream, head = await self._start(scope, params)
         events = self._events(params["id"], entry, resubscribed=False)
         return self._stream(stream, events, rid, first=[head])
 
-    async def _resubscribe(self, params: Any, rid: JsonValue) -> Response:
+    async def _resubscribe(self, scope: CallerScope, params: Any, rid: JsonValue) -> Response:
         legacy_id = _required_id(params, "tasks/resubscribe")
-        entry = self._ids.lookup(legacy_id, trio.current_time())
+        entry = self._ids.lookup(scope, legacy_id, trio.current_time())
         try:
             stream = await self._server.handler.subscribe_to_task(
-                SCOPE, m.SubscribeToTaskRequest(id=entry.task_id)
+                scope, m.SubscribeToTaskRequest(id=entry.task_id)
             )
         except UnsupportedOperationError:  # already finished: its terminal frames, then close
-            task = await self._task(legacy_id, entry)
+            task = await self._task(scope, legacy_id, entry)
             stream = TaskStream([LogEntry(0, task)], None, stop_on_interrupt=False)
+        except TaskNotFoundError:
+            raise _unknown(legacy_id) from None
         events = self._events(legacy_id, entry, resubscribed=True)
         return self._stream(stream, events, rid, first=[])
 
     # --- helpers ---------------------------------------------------------------------------
 
-    async def _start(self, params: Any) -> tuple[LegacyTask, TaskStream, m.Task | m.Message]:
+    async def _start(
+        self, scope: CallerScope, params: Any
+    ) -> tuple[LegacyTask, TaskStream, m.Task | m.Message]:
         """Claim the id and start the task; the first event tells the runtime's task id.
 
         ``pushNotification`` (the field the dialect's A2A lineage puts beside ``id`` and
@@ -208,11 +226,11 @@ class LegacySurface:
         message = wire.decode_message(
             params.get("message"), session_id=session_id, skill_id=self._skill.id
         )
-        entry = self._ids.reserve(legacy_id, session_id, trio.current_time())
+        entry = self._ids.reserve(scope, legacy_id, session_id, trio.current_time())
         started = False
         try:
             stream = await self._server.handler.send_streaming_message(
-                SCOPE, m.SendMessageRequest(message=message)
+                scope, m.SendMessageRequest(message=message)
             )
             head = (await stream.receive()).event
             if isinstance(head, m.Task):
@@ -220,11 +238,11 @@ class LegacySurface:
                 started = True
         finally:
             if not started:
-                self._ids.release(legacy_id)
+                self._ids.release(scope, legacy_id)
         assert isinstance(head, m.Task | m.Message)
         return entry, stream, head
 
-    async def _until_answerable(self, stream: TaskStream, task_id: str) -> None:
+    async def _until_answerable(self, scope: CallerScope, stream: TaskStream, task_id: str) -> None:
         """Wait until tasks/send can answer: the task settled, or it is parked on a job."""
         runtime = self._server.runtime
         try:
@@ -233,22 +251,24 @@ class LegacySurface:
                 if (
                     isinstance(event, m.TaskStatusUpdateEvent)
                     and event.status.state is m.TaskState.WORKING
-                    and runtime.is_parked(SCOPE, task_id)
+                    and runtime.is_parked(scope, task_id)
                 ):
                     return
         except (trio.EndOfChannel, SubscriberOverflow):
             return
 
-    async def _task(self, legacy_id: str, entry: LegacyTask) -> m.Task:
+    async def _task(self, scope: CallerScope, legacy_id: str, entry: LegacyTask) -> m.Task:
         try:
-            task = await self._server.handler.get_task(SCOPE, m.GetTaskRequest(id=entry.task_id))
+            task = await self._server.handler.get_task(scope, m.GetTaskRequest(id=entry.task_id))
         except TaskNotFoundError:  # e.g. purged from the store by its retention
-            raise InvalidParamsError(f"Unknown task id: {legacy_id[:100]}") from None
+            raise _unknown(legacy_id) from None
         self._ids.observe(entry, task.status.state, trio.current_time())
         return task
 
-    async def _envelope(self, legacy_id: str, entry: LegacyTask) -> dict[str, Any]:
-        task = await self._task(legacy_id, entry)
+    async def _envelope(
+        self, scope: CallerScope, legacy_id: str, entry: LegacyTask
+    ) -> dict[str, Any]:
+        task = await self._task(scope, legacy_id, entry)
         return wire.encode_task(legacy_id, entry.session_id, task, result_text(task))
 
     def _reply_envelope(self, params: Any, entry: LegacyTask, reply: m.Message) -> dict[str, Any]:
@@ -294,11 +314,21 @@ def _key(params: Any, name: str) -> str | None:
     return value
 
 
+def _unknown(legacy_id: str) -> InvalidParamsError:
+    """The dialect's answer for an id the caller has no task under (-32602, never -32001)."""
+    return InvalidParamsError(f"Unknown task id: {legacy_id[:100]}")
+
+
 def _required_id(params: Any, method: str) -> str:
     legacy_id = wire.optional_string(params, "id")
     if legacy_id is None:
         raise InvalidParamsError(f"Invalid params: 'id' is required for {method}")
     return legacy_id
+
+
+def _unauthenticated(error: AuthenticationRequiredError) -> Response:
+    """The dialect's refusal (§6.2): HTTP 401, -32001, ``id: null`` (the body is not read)."""
+    return _answer(rpc.failure(None, error), status=401, headers=CHALLENGE)
 
 
 def _answer(document: Any, *, status: int = 200, headers: dict[str, str] | None = None) -> Response:

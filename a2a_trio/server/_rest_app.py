@@ -35,7 +35,7 @@ from ._rest_v03 import V03_REST, V03_REST_METHODS, v03_problem
 from ._rpc_methods import V1_METHODS, CallInfo, StreamingMethod
 from ._sse import encode_event
 from ._streaming import event_stream_response
-from ._tenants import authenticated_owner, caller_scope
+from ._tenants import authenticated_owner, caller_scope, request_headers
 from ._versions import V0_3, V1_0
 
 if TYPE_CHECKING:
@@ -93,7 +93,7 @@ async def _json_body(server: A2AServer) -> Any:
 
 
 async def _rest(server: A2AServer) -> Response:
-    headers = {name.lower(): value for name, value in request.headers.items()}
+    headers = request_headers(request.headers.items())
     owner = await authenticated_owner(server.config, headers)
     binding, methods = BINDINGS[rest_version(request.path, headers)]
     verb = request.method if request.method != "HEAD" else "GET"

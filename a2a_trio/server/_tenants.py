@@ -1,23 +1,48 @@
-"""Tenants: the ``tenant`` request field (or ``/{tenant}/`` REST prefix) scopes every task.
+"""Who is calling: the request's credentials, its authenticated owner and the tenant it names.
 
-A task created under one tenant is invisible under another (``TaskNotFoundError``).  With
+Every binding reads a request's headers with :func:`request_headers` and its owner with
+:func:`authenticated_owner`, so a credential accepted (or refused) on one binding is accepted
+(or refused) on all of them.
+
+The ``tenant`` request field (or ``/{tenant}/`` REST prefix) scopes every task: a task created
+under one tenant is invisible under another (``TaskNotFoundError``).  With
 ``ServerConfig.tenants`` set, a tenant outside it is refused the same way, so a client cannot
 tell an unknown tenant from an empty one; the default (empty) tenant is always accepted.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from ..errors import TaskNotFoundError
 from ..store import CallerScope
 from ._config import ServerConfig
+
+CREDENTIALS = "authorization"
 
 
 class UnknownTenantError(TaskNotFoundError):
     """The request names a tenant this server does not serve (-32001 / HTTP 404)."""
 
     default_message = "Unknown tenant"
+
+
+def request_headers(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """A request's headers as every binding reads them: lower-case names, one value each.
+
+    A repeated header keeps its last value, except ``Authorization``: credentials sent more than
+    once are ambiguous (a proxy in front may have judged the other one), so such a request
+    carries none, and is refused wherever credentials are required.
+    """
+    headers: dict[str, str] = {}
+    repeated = False
+    for name, value in pairs:
+        key = name.lower()
+        repeated = repeated or (key == CREDENTIALS and key in headers)
+        headers[key] = value
+    if repeated:
+        del headers[CREDENTIALS]
+    return headers
 
 
 def caller_scope(config: ServerConfig, tenant: str, owner: str = "") -> CallerScope:
@@ -30,7 +55,8 @@ def caller_scope(config: ServerConfig, tenant: str, owner: str = "") -> CallerSc
 async def authenticated_owner(config: ServerConfig, headers: Mapping[str, str]) -> str:
     """The caller's owner id ("" when the server does no authentication).
 
-    Raises ``AuthenticationRequiredError`` when ``config.authenticate`` refuses the request.
+    ``headers`` come from :func:`request_headers`.  Raises ``AuthenticationRequiredError`` when
+    ``config.authenticate`` refuses the request.
     """
     if config.authenticate is None:
         return ""

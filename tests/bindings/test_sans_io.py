@@ -17,6 +17,8 @@ from a2a_trio.server._rest import (
 )
 from a2a_trio.server._rpc_methods import V1_METHODS
 from a2a_trio.server._rpc_v03 import V03_METHODS
+from a2a_trio.server._tenants import request_headers
+from a2a_trio.store import ANONYMOUS, CallerScope
 from a2a_trio.wire import V03
 
 
@@ -85,18 +87,49 @@ def test_problem_body_carries_the_error_info_reason() -> None:
 
 def test_legacy_ids_in_use_until_the_grace_window_after_the_end() -> None:
     ids = LegacyIds(grace=300)
-    entry = ids.reserve("c-1", "s", now=0)
+    entry = ids.reserve(ANONYMOUS, "c-1", "s", now=0)
     entry.task_id = "runtime-1"
     with pytest.raises(InvalidParamsError, match="already in use"):
-        ids.reserve("c-1", "s", now=1)
+        ids.reserve(ANONYMOUS, "c-1", "s", now=1)
     ids.observe(entry, m.TaskState.COMPLETED, now=10)
     ids.observe(entry, m.TaskState.COMPLETED, now=200)  # the first sighting counts
-    assert ids.lookup("c-1", now=309) is entry
+    assert ids.lookup(ANONYMOUS, "c-1", now=309) is entry
     with pytest.raises(InvalidParamsError, match="Unknown task id"):
-        ids.lookup("c-1", now=310)
-    assert ids.reserve("c-1", "s", now=311).task_id == ""  # reusable after eviction
+        ids.lookup(ANONYMOUS, "c-1", now=310)
+    assert ids.reserve(ANONYMOUS, "c-1", "s", now=311).task_id == ""  # reusable after eviction
     with pytest.raises(InvalidParamsError, match="Unknown task id"):
-        ids.lookup("c-1", now=312)  # reserved but not started
+        ids.lookup(ANONYMOUS, "c-1", now=312)  # reserved but not started
+
+
+def test_legacy_ids_belong_to_their_caller() -> None:
+    ids = LegacyIds(grace=300)
+    alice, bob = CallerScope(owner="alice"), CallerScope(owner="bob")
+    mine = ids.reserve(alice, "c-1", "s", now=0)
+    mine.task_id = "runtime-1"
+    with pytest.raises(InvalidParamsError, match="Unknown task id"):
+        ids.lookup(bob, "c-1", now=1)  # the same words as an id nobody holds
+    with pytest.raises(InvalidParamsError, match="Unknown task id"):
+        ids.lookup(ANONYMOUS, "c-1", now=1)
+    theirs = ids.reserve(bob, "c-1", "s", now=2)  # not "already in use": bob's own id space
+    theirs.task_id = "runtime-2"
+    ids.release(bob, "c-1")
+    assert ids.lookup(alice, "c-1", now=3) is mine
+
+
+@pytest.mark.parametrize(
+    ("pairs", "expected"),
+    [
+        ([("Authorization", "Bearer a")], {"authorization": "Bearer a"}),
+        ([("A2A-Version", "0.3"), ("a2a-version", "1.0")], {"a2a-version": "1.0"}),
+        ([("Authorization", "Bearer a"), ("authorization", "Bearer b")], {}),
+        ([("authorization", "Bearer a"), ("X", "1"), ("AUTHORIZATION", "")], {"x": "1"}),
+    ],
+)
+def test_request_headers_drop_repeated_credentials(
+    pairs: list[tuple[str, str]], expected: dict[str, str]
+) -> None:
+    """Every binding reads headers this way: a repeated Authorization is no credential at all."""
+    assert request_headers(pairs) == expected
 
 
 def _status(state: m.TaskState, text: str = "", progress: float | None = None) -> m.TaskStatus:
