@@ -77,8 +77,11 @@ class RuntimeConfig:
 
     event_log: EventLogLimits = attrs.field(factory=EventLogLimits)
     poll_interval: float = DEFAULT_POLL_INTERVAL
-    finished_logs: int = 10_000
-    """How many finished tasks keep their event log for resubscribers (oldest dropped first)."""
+    finished_logs: int = 0
+    """How many finished tasks keep their in-memory event log for resubscribers (oldest
+    dropped first).  None by default: a resume after the end replays the store, which has the
+    same events, while each kept log holds its task's events (request bodies included) in
+    memory; raise it to save those store reads on a store that is slow to read."""
     finalize_timeout: float = 5.0
     """How long a cancelled or shut-down job may take to record its final state."""
     recover_unfinished: bool = True

@@ -2,8 +2,8 @@
 
 Same behaviour as the SDK side (see ``behaviour.py``): one default skill that echoes, holds or
 fans out. ``--retention-seconds`` turns on the memory store's purge of finished tasks older
-than that (checked every second) and keeps only the newest ``FINISHED_LOGS`` event logs in the
-runtime, for the memory scenario; by default everything is kept, as in the SDK.
+than that (checked every second) and keeps the newest ``FINISHED_LOGS`` finished event logs in the
+runtime, for the memory scenario; by default the store keeps every task, as in the SDK.
 """
 
 from __future__ import annotations
