@@ -14,7 +14,10 @@ class BodyTooLarge(Exception):
 
 
 async def read_body(request: Request, limit: int) -> bytes:
-    """The whole body, or ``BodyTooLarge`` as soon as more than ``limit`` bytes arrived."""
+    """The whole body, or ``BodyTooLarge`` as soon as more than ``limit`` bytes arrived.
+
+    No deadline of its own: callers bound it with ``trio.fail_after(config.body_timeout)``.
+    """
     declared = request.content_length
     if declared is not None and declared > limit:
         raise BodyTooLarge
@@ -26,3 +29,8 @@ async def read_body(request: Request, limit: int) -> bytes:
             raise BodyTooLarge
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def too_slow(timeout: float) -> str:
+    """What a client whose body did not arrive in time is told."""
+    return f"The request body did not arrive within {timeout:g} seconds"

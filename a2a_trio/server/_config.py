@@ -57,7 +57,9 @@ class ServerConfig:
     non-string) before anything is served.
 
     ``max_body_bytes`` bounds request bodies (counted while reading, so a chunked body is refused
-    without being buffered whole).
+    without being buffered whole), and ``body_timeout`` the seconds a client has to send one: a
+    body still incomplete then is answered 408, so a client trickling bodies cannot pin
+    connections (hypercorn's read timeout is off, for long-lived streams).
 
     ``tenants`` limits the ``tenant`` values (``/{tenant}/...`` REST prefixes) the server accepts:
     ``None`` accepts any tenant, a set accepts only those (the default, empty tenant always).
@@ -77,6 +79,7 @@ class ServerConfig:
     public_url: str | None = attrs.field(default=None, validator=_absolute_http_url)
     keepalive: float = attrs.field(default=15.0, validator=_positive_seconds)
     max_body_bytes: int = 10 * 1024 * 1024
+    body_timeout: float = attrs.field(default=30.0, validator=_positive_seconds)
     card_max_age: int = 300
     shutdown_grace: float = 10.0
     runtime: RuntimeConfig = attrs.field(factory=RuntimeConfig)

@@ -30,6 +30,7 @@ from ..errors import (
 from ..runtime import LogEntry, SubscriberOverflow, TaskStream
 from ..wire import dumps, loads
 from . import _jsonrpc as rpc
+from ._body import too_slow
 from ._rest import error_info
 from ._rpc_methods import V1_METHODS, CallInfo, Method, StreamingMethod
 from ._rpc_v03 import V03_METHODS
@@ -215,11 +216,16 @@ class JsonRpcEndpoint:
             )
             await _refuse(send, headers, wrong_type, status=415)
             return
+        timeout = self.server.config.body_timeout
         try:
-            body = await read_body(receive, headers, limit)
+            with trio.fail_after(timeout):
+                body = await read_body(receive, headers, limit)
         except BodyTooLarge:
             too_large = InvalidRequestError(f"Request body larger than {limit} bytes")
             await _refuse(send, headers, too_large, status=413)
+            return
+        except trio.TooSlowError:
+            await _refuse(send, headers, InvalidRequestError(too_slow(timeout)), status=408)
             return
         except ClientGone:
             return
