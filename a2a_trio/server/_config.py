@@ -70,8 +70,9 @@ class ServerConfig:
     grace window after which a terminal legacy task id is forgotten and may be reused.
 
     ``authenticate`` turns a request's headers (lower-case names) into the caller's owner id,
-    or raises ``AuthenticationRequiredError`` (HTTP 401); every task then belongs to that
-    owner and no other caller can see or touch it.  ``security_schemes`` and
+    or raises ``AuthenticationRequiredError`` (HTTP 401), on every binding, the legacy surfaces
+    included (after their bearer gate); every task then belongs to that owner and no other
+    caller can see or touch it.  ``security_schemes`` and
     ``security_requirements`` are advertised on the agent card so clients know what to send.
     """
 
