@@ -153,6 +153,9 @@ def create_app(
         headers = {
             "ETag": rendered.etag,
             "Cache-Control": f"public, max-age={config.card_max_age}",
+            # Without public_url the card names the request's own Host: a shared cache must
+            # not hand one Host's card to another.
+            "Vary": "Host",
         }
         if rendered.etag in request.headers.get("If-None-Match", ""):
             return Response(b"", status=304, headers=headers)

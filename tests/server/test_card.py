@@ -32,6 +32,7 @@ async def test_card_is_derived_from_the_agent(http: httpx.AsyncClient, base_url:
 async def test_card_revalidates_with_etag(http: httpx.AsyncClient) -> None:
     first = await http.get("/.well-known/agent-card.json")
     assert first.headers["cache-control"].startswith("public, max-age=")
+    assert first.headers["vary"] == "Host"  # the card names the request's Host
     etag = first.headers["etag"]
     again = await http.get("/.well-known/agent-card.json", headers={"If-None-Match": etag})
     assert again.status_code == 304
