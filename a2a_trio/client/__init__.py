@@ -20,7 +20,7 @@ from ._errors import (
     RemoteError,
     TransportError,
 )
-from ._options import Reconnect, Timeouts
+from ._options import Limits, Reconnect, Timeouts
 from ._signing import CardVerifier
 from ._stream import EventStream
 from ._transport import ClientStatistics
@@ -40,6 +40,7 @@ __all__ = [
     "HeaderAuth",
     "HeaderProvider",
     "InvalidResponseError",
+    "Limits",
     "Reconnect",
     "RemoteError",
     "TaskPages",

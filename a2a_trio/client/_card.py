@@ -7,12 +7,16 @@ Caching (§8.6.2, RFC 9111 in brief): ``max-age`` sets freshness, ``no-store`` s
 ``If-None-Match`` and a 304 keeps it.  Selection (§8.3.2): by protocol version first (1.0
 before 0.3: v0.3 is the fallback for agents that offer nothing newer), then the first interface
 in the card's order whose binding this client speaks, unless the caller ranked bindings.
+Origins: a card is fetched following redirects only within the origin of the URL it was asked
+at (and any origin the caller trusts), and an interface on another origin than the card's is
+not used unless the caller trusts that origin: the card's server does not get to send the
+caller's credentials and messages elsewhere.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -24,8 +28,17 @@ from ..errors import A2AError, AuthenticationRequiredError
 from ..wire import V03, V1, loads
 from ._bindings import HTTP_JSON, JSONRPC, Binding, JsonRpcBinding, JsonRpcV03Binding, RestBinding
 from ._errors import AgentCardError
-from ._options import DEFAULT_TIMEOUTS, Timeouts
-from ._transport import http_errors
+from ._options import DEFAULT_LIMITS, DEFAULT_TIMEOUTS, Limits, Timeouts
+from ._transport import (
+    Origin,
+    http_errors,
+    origin,
+    read_body,
+    refused_redirect,
+    send_following,
+    show_origin,
+    trusted,
+)
 
 WELL_KNOWN = "/.well-known/agent-card.json"
 LEGACY_WELL_KNOWN = "/.well-known/agent.json"
@@ -124,14 +137,23 @@ async def fetch_card(
     auth: httpx.Auth | None = None,
     headers: Mapping[str, str] | None = None,
     timeouts: Timeouts = DEFAULT_TIMEOUTS,
+    limits: Limits = DEFAULT_LIMITS,
+    trusted_origins: Sequence[str] = (),
 ) -> m.AgentCard:
     """Find and read the agent card for ``url`` (an agent base URL or a card URL).
 
+    A redirect is followed only when it stays on the origin (scheme, host, port) of ``url``
+    or goes to one of ``trusted_origins``; ``http``'s own ``follow_redirects`` setting is not
+    used.  A card larger than ``limits.max_body_bytes`` is not read.
+
     Raises:
-        AgentCardError: no card at any well-known path, or the card is not valid.
+        AgentCardError: no card at any well-known path, the card is not valid or too large,
+            or it is redirected to another origin.
         AuthenticationRequiredError: the card is served only with credentials (HTTP 401).
         TransportError: the server could not be reached.
+        ValueError: one of ``trusted_origins`` is not an ``http(s)://`` origin.
     """
+    allowed = trusted(trusted_origins)
     tried: list[str] = []
     for card_url in card_urls(url):
         if cache is not None and (card := cache.fresh(card_url)) is not None:
@@ -140,13 +162,16 @@ async def fetch_card(
         etag = cache.etag(card_url) if cache is not None else ""
         if etag:
             request_headers["If-None-Match"] = etag
-        with http_errors(f"fetching the agent card at {card_url}"):
-            response = await http.get(
-                card_url,
-                headers=request_headers,
-                auth=auth or httpx.USE_CLIENT_DEFAULT,
-                timeout=timeouts.unary(),
+        what = f"fetching the agent card at {card_url}"
+        with http_errors(what):
+            request = http.build_request(
+                "GET", card_url, headers=request_headers, timeout=timeouts.unary()
             )
+            origins = allowed | {origin(request.url)}
+            response = await send_following(http, request, auth=auth, origins=origins)
+            if response.next_request is not None:
+                raise AgentCardError(refused_redirect(f"the agent card at {card_url}", response))
+            content = await read_body(response, limits.max_body_bytes)
         if response.status_code == 304 and cache is not None and etag:
             return cache.revalidated(card_url, response.headers)
         if response.status_code in (404, 405):
@@ -157,10 +182,15 @@ async def fetch_card(
             raise AuthenticationRequiredError(
                 f"the agent card at {card_url} requires authentication (HTTP 401)"
             )
+        if content is None:
+            raise AgentCardError(
+                f"the agent card at {card_url} is larger than {limits.max_body_bytes} bytes "
+                "(Limits.max_body_bytes): not read"
+            )
         if not response.is_success:
             raise AgentCardError(f"HTTP {response.status_code} fetching the card at {card_url}")
         try:
-            document = loads(response.content)
+            document = loads(content)
         except A2AError:
             raise AgentCardError(f"the agent card at {card_url} is not JSON") from None
         card = decode_card(document, source=card_url)
@@ -176,18 +206,52 @@ def choose_binding(
     *,
     versions: Sequence[str] = ("1.0", "0.3"),
     tenant: str = "",
+    origins: Collection[Origin] | None = None,
 ) -> tuple[m.AgentInterface, Binding]:
     """The interface to use and its binding.
 
     For the first of ``versions`` the card offers in a binding this client speaks: the card's
     first such interface (A2A v1.0 §8.3.2: earlier entries are the agent's preference), or,
     when ``preferences`` ranks bindings, the first interface of the best-ranked binding.
+    With ``origins``, only interfaces on those origins are candidates; when the only usable
+    interfaces are elsewhere, the error names one.
     """
     supported = {binding for binding, _ in BINDINGS}
     unknown = [p for p in preferences or () if p not in supported]
     if unknown:
         raise AgentCardError(f"unsupported binding {unknown[0]!r} (one of {', '.join(supported)})")
-    allowed = list(preferences) if preferences is not None else sorted(supported)
+    found = _choose(card, preferences, versions, tenant, origins)
+    if found is not None:
+        return found
+    elsewhere = _choose(card, preferences, versions, tenant, None) if origins else None
+    if elsewhere is not None:
+        iface = elsewhere[0]
+        allowed = ", ".join(sorted(show_origin(o) for o in origins or ()))
+        there = _origin_or_none(iface.url)
+        hint = "a card of your own"
+        if there is not None and there[0] in ("http", "https") and there[1]:
+            hint = f"trusted_origins=[{show_origin(there)!r}]"
+        raise AgentCardError(
+            f"the agent offers {iface.protocol_binding} {iface.protocol_version} only at "
+            f"{iface.url}, not on the card's origin ({allowed}): not used, so credentials and "
+            f"messages are not sent there (to use it, pass {hint})"
+        )
+    offered = ", ".join(
+        f"{i.protocol_binding} {i.protocol_version}" for i in card.supported_interfaces
+    )
+    raise AgentCardError(
+        f"the agent offers no interface this client speaks (offered: {offered or 'none'})"
+    )
+
+
+def _choose(
+    card: m.AgentCard,
+    preferences: Sequence[str] | None,
+    versions: Sequence[str],
+    tenant: str,
+    origins: Collection[Origin] | None,
+) -> tuple[m.AgentInterface, Binding] | None:
+    allowed = list(preferences) if preferences is not None else sorted(b for b, _ in BINDINGS)
     for version in versions:
         usable = [
             iface
@@ -195,6 +259,7 @@ def choose_binding(
             if iface.protocol_binding in allowed
             and _speaks(iface.protocol_version, version)
             and (iface.protocol_binding, version) in BINDINGS
+            and (origins is None or _origin_or_none(iface.url) in origins)
         ]
         if preferences is not None:
             usable.sort(key=lambda iface: allowed.index(iface.protocol_binding))  # stable
@@ -202,12 +267,14 @@ def choose_binding(
             iface = usable[0]
             cls = BINDINGS[(iface.protocol_binding, version)]
             return iface, cls(iface.url, tenant=tenant or iface.tenant)
-    offered = ", ".join(
-        f"{i.protocol_binding} {i.protocol_version}" for i in card.supported_interfaces
-    )
-    raise AgentCardError(
-        f"the agent offers no interface this client speaks (offered: {offered or 'none'})"
-    )
+    return None
+
+
+def _origin_or_none(url: str) -> Origin | None:
+    try:
+        return origin(url)
+    except httpx.InvalidURL:
+        return None
 
 
 def _speaks(declared: str, version: str) -> bool:

@@ -14,10 +14,17 @@ import httpx
 from .. import model as m
 from ._bindings import Op
 from ._card import CardCache, choose_binding, fetch_card
-from ._options import DEFAULT_RECONNECT, DEFAULT_TIMEOUTS, Reconnect, Timeouts
+from ._options import (
+    DEFAULT_LIMITS,
+    DEFAULT_RECONNECT,
+    DEFAULT_TIMEOUTS,
+    Limits,
+    Reconnect,
+    Timeouts,
+)
 from ._signing import CardVerifier
 from ._stream import EventStream
-from ._transport import ClientStatistics, Transport
+from ._transport import ClientStatistics, Origin, Transport, http_errors, origin, trusted
 
 
 def _as_message(message: m.Message | str, context_id: str, task_id: str) -> m.Message:
@@ -275,12 +282,20 @@ async def open_client(
     extensions: Sequence[str] = (),
     tenant: str = "",
     timeouts: Timeouts = DEFAULT_TIMEOUTS,
+    limits: Limits = DEFAULT_LIMITS,
     reconnect: Reconnect = DEFAULT_RECONNECT,
     card_cache: CardCache | None = None,
     verifier: CardVerifier | None = None,
+    trusted_origins: Sequence[str] = (),
     http: httpx.AsyncClient | None = None,
 ) -> AsyncIterator[Client]:
     """Open a client for the agent at a base URL, a card URL, or described by a card.
+
+    Credentials (``auth``, ``headers``) and messages go only to the origin (scheme, host,
+    port) of the URL given, or, for a card given as a value, of the interface chosen from it,
+    and to ``trusted_origins``.  A redirect elsewhere is not followed (``AgentCardError`` for
+    the card, ``TransportError`` for a call), and an interface the card places on another
+    origin is not used.
 
     Args:
         agent: the agent's base URL (its card is discovered), a card URL ending in ``.json``,
@@ -295,31 +310,65 @@ async def open_client(
         extensions: extension URIs to request (sent as ``A2A-Extensions``).
         tenant: the tenant to address, when the agent hosts several.
         timeouts: connect/read limits (streams have no read limit by default).
+        limits: the largest card, answer or stream event read (:class:`Limits`, 16 MiB).
         reconnect: how dropped streams are resumed.
         card_cache: a shared :class:`CardCache`; without one the card is fetched every time.
         verifier: require the card to carry a signature that verifies with one of these keys.
+        trusted_origins: other origins (``"https://api.example.com"``) the card may place its
+            interface on and redirects may lead to; they get the credentials too.
         http: an ``httpx.AsyncClient`` to use (not closed here); else one is opened and closed.
+            Its ``follow_redirects`` setting is not used: redirects follow the rule above.
 
     Raises:
         AgentCardError: no card, an invalid or unverified card, or no interface this client
             speaks.
         AuthenticationRequiredError: the card is served only with credentials (HTTP 401).
         TransportError: the agent could not be reached.
+        ValueError: one of ``trusted_origins`` is not an ``http(s)://`` origin.
     """
     extra = dict(headers or {})
+    allowed = trusted(trusted_origins)
     async with _http_client(http) as client:
         if isinstance(agent, str):
             card = await fetch_card(
-                client, agent, cache=card_cache, auth=auth, headers=extra, timeouts=timeouts
+                client,
+                agent,
+                cache=card_cache,
+                auth=auth,
+                headers=extra,
+                timeouts=timeouts,
+                limits=limits,
+                trusted_origins=trusted_origins,
             )
+            with http_errors(f"fetching the agent card at {agent}"):
+                home: Origin | None = origin(client.build_request("GET", agent).url)
         else:
             card = agent
+            home = None  # a card you hand over is trusted as it is: any of its interfaces
         if verifier is not None:
             verifier.verify(card)
-        interface, binding = choose_binding(card, bindings, versions=versions, tenant=tenant)
+        if home is not None:  # the card's interface must be on its origin, or one you trust
+            allowed |= {home}
+        interface, binding = choose_binding(
+            card,
+            bindings,
+            versions=versions,
+            tenant=tenant,
+            origins=None if home is None else allowed,
+        )
+        with http_errors(f"using the interface at {interface.url}"):
+            allowed |= {origin(interface.url)}
         if extensions:
             extra["A2A-Extensions"] = ", ".join(extensions)
-        transport = Transport(client, binding, auth=auth, headers=extra, timeouts=timeouts)
+        transport = Transport(
+            client,
+            binding,
+            auth=auth,
+            headers=extra,
+            timeouts=timeouts,
+            limits=limits,
+            origins=allowed,
+        )
         yield Client(card, interface, transport, reconnect=reconnect)
 
 
@@ -328,5 +377,5 @@ async def _http_client(http: httpx.AsyncClient | None) -> AsyncIterator[httpx.As
     if http is not None:
         yield http
         return
-    async with httpx.AsyncClient(follow_redirects=True) as client:
+    async with httpx.AsyncClient() as client:
         yield client

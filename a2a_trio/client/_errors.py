@@ -3,10 +3,12 @@
 ::
 
     ClientError                 a call did not produce an A2A answer (local view of a failure)
-    ├── TransportError          connect/read failed, timed out or dropped, or an HTTP status
-    │                           with no A2A error in the body
-    ├── InvalidResponseError    the peer answered, but not with valid A2A (bad JSON, wrong shape)
-    └── AgentCardError          no card found, the card is invalid or unsigned, no usable interface
+    ├── TransportError          connect/read failed, timed out or dropped, an HTTP status with
+    │                           no A2A error in the body, or a redirect to another origin
+    ├── InvalidResponseError    the peer answered, but not with valid A2A (bad JSON, wrong
+    │                           shape) or more than ``Limits.max_body_bytes``
+    └── AgentCardError          no card found, the card is invalid, unsigned or too large, it
+                                was redirected to another origin, no usable interface
 
 Errors the agent reports (task not found, not cancelable, bad params, ...) are the shared
 ``a2a_trio.errors`` classes, raised with the message and data the agent sent.  The class comes
@@ -41,7 +43,8 @@ class ClientError(Exception):
 
 
 class TransportError(ClientError):
-    """The HTTP exchange failed: connection, timeout, a dropped stream or a bare HTTP error."""
+    """The HTTP exchange failed: connection, timeout, a dropped stream, a bare HTTP error, or a
+    redirect to an origin the client may not send to."""
 
     def __init__(self, message: str, *, status_code: int | None = None) -> None:
         self.status_code = status_code
@@ -49,7 +52,8 @@ class TransportError(ClientError):
 
 
 class InvalidResponseError(ClientError):
-    """The peer answered with something that is not valid A2A."""
+    """The peer answered with something that is not valid A2A, or more than
+    :attr:`Limits.max_body_bytes` of it."""
 
 
 class AgentCardError(ClientError):

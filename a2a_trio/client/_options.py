@@ -1,4 +1,4 @@
-"""Client configuration as frozen values (timeouts, reconnection)."""
+"""Client configuration as frozen values (timeouts, reconnection, size limits)."""
 
 from __future__ import annotations
 
@@ -48,5 +48,23 @@ class Reconnect:
         return max(backoff, min(floor, self.max_delay))
 
 
+MiB = 1024 * 1024
+
+
+@attrs.frozen
+class Limits:
+    """How much of one answer the client holds in memory.
+
+    ``max_body_bytes`` bounds an agent card, the body of a unary answer (an error answer
+    included) and each event of a stream.  The body is read as it arrives and the read stops
+    as soon as it is past the limit (or at once, when ``Content-Length`` already says so), so a
+    peer that never stops sending costs at most this much.  The default matches the
+    event limit of :class:`~a2a_trio.wire.SSEDecoder` (16 MiB).
+    """
+
+    max_body_bytes: int = attrs.field(default=16 * MiB, validator=attrs.validators.gt(0))
+
+
 DEFAULT_TIMEOUTS = Timeouts()
+DEFAULT_LIMITS = Limits()
 DEFAULT_RECONNECT = Reconnect()

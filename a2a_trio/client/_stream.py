@@ -31,7 +31,7 @@ from ..wire import SSEDecoder, SSEError
 from ._bindings import Op
 from ._errors import ClientError, InvalidResponseError, TransportError
 from ._options import Reconnect
-from ._transport import Transport, http_errors
+from ._transport import Transport, close_response, http_errors
 
 
 def _state(event: m.StreamEvent) -> m.TaskState | None:
@@ -52,20 +52,6 @@ def _task_id(event: m.StreamEvent) -> str:
     return ""
 
 
-async def _exhaust(chunks: AsyncIterator[bytes]) -> None:
-    """Run httpx's nested byte generators to their end once the response is closed.
-
-    Closing only the outermost generator would leave the inner ones for the garbage collector
-    (trio warns about each).  On a closed connection the next read fails at the innermost
-    level, and that error unwinds every generator in the chain.
-    """
-    try:
-        async for _ in chunks:
-            pass
-    except httpx.HTTPError:
-        return
-
-
 class EventStream:
     """Typed events of one streaming call: ``async with ... as events: async for e in events``.
 
@@ -84,7 +70,7 @@ class EventStream:
         self._reconnect = reconnect
         self._response: httpx.Response | None = None
         self._chunks: AsyncIterator[bytes] | None = None
-        self._decoder = SSEDecoder()
+        self._decoder = self._new_decoder()
         self._pending: deque[m.StreamEvent | Exception] = deque()
         self._finished = False
         self._final_seen = False  # terminal or interrupted: a break is not resumed
@@ -97,6 +83,9 @@ class EventStream:
         """The task this stream follows, once known."""
         self.reconnects = 0
         """How many times the stream was resumed after a drop."""
+
+    def _new_decoder(self) -> SSEDecoder:
+        return SSEDecoder(max_event_bytes=self._transport.limits.max_body_bytes)
 
     @property
     def last_event_id(self) -> str:
@@ -228,12 +217,9 @@ class EventStream:
     async def _close_response(self) -> None:
         response, chunks = self._response, self._chunks
         self._response = self._chunks = None
-        with trio.CancelScope(shield=True):
-            if response is not None:
-                self._transport.open_streams -= 1
-                await response.aclose()
-            if chunks is not None:
-                await _exhaust(chunks)
+        if response is not None:
+            self._transport.open_streams -= 1
+            await close_response(response, chunks)
 
     async def _resume(self, cause: TransportError) -> None:
         """Resubscribe after a drop, or re-raise ``cause`` when that is not possible."""
@@ -245,7 +231,7 @@ class EventStream:
             self._failures += 1
             await trio.sleep(self._reconnect.delay(self._failures, self._decoder.retry))
             carried = self._decoder
-            self._decoder = SSEDecoder()
+            self._decoder = self._new_decoder()
             self._decoder.last_event_id, self._decoder.retry = carried.last_event_id, carried.retry
             try:
                 await self._open(Op.SUBSCRIBE, m.SubscribeToTaskRequest(id=self.task_id))

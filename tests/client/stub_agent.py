@@ -49,6 +49,26 @@ class Reply:
         )
         await self.stream.send_all(head.encode() + body)
 
+    async def redirect(self, status: int, location: str) -> None:
+        await self.stream.send_all(
+            f"HTTP/1.1 {status} X\r\nlocation: {location}\r\n"
+            "content-length: 0\r\nconnection: close\r\n\r\n".encode()
+        )
+
+    async def endless(self, content_type: str = "application/json") -> None:
+        """A chunked body that never ends: write until the peer hangs up."""
+        await self.stream.send_all(
+            f"HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\n"
+            "transfer-encoding: chunked\r\nconnection: close\r\n\r\n".encode()
+        )
+        block = b"a" * 65536
+        try:
+            await self.chunk(b'{"name": "')
+            while True:
+                await self.chunk(block)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            return
+
     async def json(self, value: Any, status: int = 200) -> None:
         if isinstance(value, dict) and value.get("jsonrpc") == "2.0" and self.request_id:
             value = {**value, "id": self.request_id}
