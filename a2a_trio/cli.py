@@ -191,7 +191,7 @@ def card(url: Url, json: Json = False, header: Headers = None, token: Token = No
     auth = BearerAuth(token) if token else None
 
     async def main() -> None:
-        async with httpx.AsyncClient(follow_redirects=True) as http:
+        async with httpx.AsyncClient() as http:
             found = await fetch_card(http, url, auth=auth, headers=extra)
         if json:
             _print_json(V1.encode(found))
