@@ -38,6 +38,7 @@ from .client import (
     fetch_card,
     open_client,
 )
+from .client._transport import trusted
 from .loading import DEFAULT_STORE
 from .wire import V1, dumps
 
@@ -61,6 +62,14 @@ Headers = Annotated[
 Token = Annotated[
     str | None,
     typer.Option("--token", envvar="A2A_TOKEN", help="Bearer token ($A2A_TOKEN)."),
+]
+Trust = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--trust-origin",
+        help="Another origin (https://host:port) the card may send you to with your credentials"
+        " (repeatable).",
+    ),
 ]
 Skill = Annotated[
     str, typer.Option(help="Address this skill (sets metadata.skillId, as a2a_trio routes).")
@@ -86,6 +95,17 @@ Binding = Annotated[
 ]
 
 
+def _trusted(origins: Sequence[str] | None) -> list[str]:
+    """``--trust-origin`` values, checked as the client checks them: a bad one is a usage
+    error before anything is sent."""
+    for origin in origins or ():
+        try:
+            trusted([origin])
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--trust-origin") from None
+    return list(origins or ())
+
+
 def _message(text: str, context_id: str, task_id: str, skill: str) -> m.Message:
     metadata: m.JsonObject | None = {"skillId": skill} if skill else None
     return m.text_message(text, context_id=context_id, task_id=task_id, metadata=metadata)
@@ -96,14 +116,18 @@ def _client_call(
     headers: Sequence[str] | None,
     token: str | None,
     bindings: Sequence[str] | None,
+    trust: Sequence[str] | None,
     body: Callable[[Client], Awaitable[None]],
 ) -> None:
     extra = parse_headers(headers)
     auth = BearerAuth(token) if token else None
+    trusted_origins = _trusted(trust)
 
     async def main() -> None:
         kwargs: dict[str, Any] = {"bindings": bindings} if bindings else {}
-        async with open_client(url, auth=auth, headers=extra, **kwargs) as client:
+        async with open_client(
+            url, auth=auth, headers=extra, trusted_origins=trusted_origins, **kwargs
+        ) as client:
             await body(client)
 
     run_command(main)
@@ -185,14 +209,21 @@ def _root(
 
 
 @app.command()
-def card(url: Url, json: Json = False, header: Headers = None, token: Token = None) -> None:
+def card(
+    url: Url,
+    json: Json = False,
+    header: Headers = None,
+    token: Token = None,
+    trust_origin: Trust = None,
+) -> None:
     """Show an agent's card."""
     extra = parse_headers(header)
     auth = BearerAuth(token) if token else None
+    origins = _trusted(trust_origin)
 
     async def main() -> None:
         async with httpx.AsyncClient() as http:
-            found = await fetch_card(http, url, auth=auth, headers=extra)
+            found = await fetch_card(http, url, auth=auth, headers=extra, trusted_origins=origins)
         if json:
             _print_json(V1.encode(found))
         else:
@@ -215,6 +246,7 @@ def send(
     header: Headers = None,
     token: Token = None,
     binding: Binding = None,
+    trust_origin: Trust = None,
 ) -> None:
     """Send a message and print the answer (waits for the task to finish)."""
 
@@ -223,7 +255,7 @@ def send(
         result = await client.send(message, return_immediately=no_wait)
         _show_result(result, json=json)
 
-    _client_call(url, header, token, binding, body)
+    _client_call(url, header, token, binding, trust_origin, body)
 
 
 @app.command()
@@ -237,13 +269,14 @@ def stream(
     header: Headers = None,
     token: Token = None,
     binding: Binding = None,
+    trust_origin: Trust = None,
 ) -> None:
     """Send a message and show status, progress and artifacts live as they arrive."""
 
     async def body(client: Client) -> None:
         await _follow(client.stream(_message(text, context_id, task_id, skill)), json=json)
 
-    _client_call(url, header, token, binding, body)
+    _client_call(url, header, token, binding, trust_origin, body)
 
 
 @app.command()
@@ -254,13 +287,14 @@ def subscribe(
     header: Headers = None,
     token: Token = None,
     binding: Binding = None,
+    trust_origin: Trust = None,
 ) -> None:
     """Follow a running task live."""
 
     async def body(client: Client) -> None:
         await _follow(client.subscribe(task), json=json)
 
-    _client_call(url, header, token, binding, body)
+    _client_call(url, header, token, binding, trust_origin, body)
 
 
 @app.command()
@@ -274,13 +308,14 @@ def get(
     header: Headers = None,
     token: Token = None,
     binding: Binding = None,
+    trust_origin: Trust = None,
 ) -> None:
     """Show a task."""
 
     async def body(client: Client) -> None:
         _show_result(await client.get_task(task, history_length=history), json=json)
 
-    _client_call(url, header, token, binding, body)
+    _client_call(url, header, token, binding, trust_origin, body)
 
 
 @app.command("list")
@@ -297,6 +332,7 @@ def list_(
     header: Headers = None,
     token: Token = None,
     binding: Binding = None,
+    trust_origin: Trust = None,
 ) -> None:
     """List tasks (one page, or all of them with --all)."""
     status = m.TaskState.UNSPECIFIED
@@ -329,7 +365,7 @@ def list_(
         if page.next_page_token:
             console.print(f"next page: --page-token {page.next_page_token}", soft_wrap=True)
 
-    _client_call(url, header, token, binding, body)
+    _client_call(url, header, token, binding, trust_origin, body)
 
 
 @app.command()
@@ -340,13 +376,14 @@ def cancel(
     header: Headers = None,
     token: Token = None,
     binding: Binding = None,
+    trust_origin: Trust = None,
 ) -> None:
     """Cancel a task and show it."""
 
     async def body(client: Client) -> None:
         _show_result(await client.cancel_task(task), json=json)
 
-    _client_call(url, header, token, binding, body)
+    _client_call(url, header, token, binding, trust_origin, body)
 
 
 @app.command()

@@ -478,3 +478,40 @@ def test_stream_and_subscribe_end_with_the_final_status_and_a_newline(
     assert in_terminal.endswith("\n")
     last_status = [line for line in in_terminal.splitlines() if line.startswith("task ")][-1]
     assert re.fullmatch(r"task [0-9a-f-]{36} COMPLETED\s*", last_status)
+
+
+def test_trust_origin_lets_the_card_send_you_to_another_origin(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The card fetched from 127.0.0.1 names its interface at localhost (another origin, the
+    same server): refused without --trust-origin, used with it; a bad value is a usage error."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    public = f"http://localhost:{port}"
+    command = [SCRIPT, "serve", "a2a_trio.demo:agent", "--port", str(port), *MEMORY, *QUIET]
+    with subprocess.Popen(
+        [*command, "--public-url", public],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+    ) as proc:
+        assert proc.stdout is not None
+        try:
+            assert proc.stdout.readline().startswith("serving")
+            url = f"http://127.0.0.1:{port}"
+            code, _, err = in_process(capsys, "send", url, "ping")
+            assert code == 2 and public in err and "trusted_origins" in err
+            code, out, _ = in_process(
+                capsys, "send", url, "ping", "--json", "--trust-origin", public
+            )
+            assert code == 0
+            assert json.loads(out)["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+            code, _, err = in_process(capsys, "card", url, "--trust-origin", "ftp://x")
+            assert code == 1 and "--trust-origin" in err
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=20)
