@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
@@ -26,6 +27,9 @@ def hypercorn_config(host: str, port: int) -> HypercornConfig:
     # hypercorn starts this idle timer before the first request is read: under a burst of
     # connects the default 5 s reset waiting connections (docs/benchmarks.md, finding 5).
     config.keep_alive_timeout = 30
+    level = logging.getLogger("a2a_trio").level
+    if level:  # set by the caller (a2a-trio serve --log-level): hypercorn's own lines follow it
+        config.loglevel = logging.getLevelName(level)
     return config
 
 

@@ -297,6 +297,8 @@ def test_serve_then_talk_to_it_then_stop(
     assert json.loads(out)["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=20) == 0
+    assert proc.stderr is not None
+    assert "Running on" not in proc.stderr.read()  # --log-level warning quiets hypercorn too
 
 
 def test_serve_failures_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
