@@ -32,8 +32,10 @@ import psycopg
 import trio
 
 from ._asgi import TrioOnly
+from .errors import StoreError
 from .loading import DEFAULT_STORE, ConfigError, load_agent, retention_from, store_factory
 from .server import ServerConfig, StoreFactory, create_app, tune_gc_for_streams
+from .store import StoreSchemaError
 
 DEFAULT_AGENT = "a2a_trio.demo:agent"
 
@@ -105,7 +107,7 @@ def _check_store(url: str, store: StoreFactory) -> None:
         trio.run(open_and_close)
     except ValueError as exc:  # the URL names no store; the message lists the forms
         raise ConfigError(f"A2A_TRIO_STORE: {exc}") from None
-    except (sqlite3.Error, psycopg.Error, OSError) as exc:
+    except (sqlite3.Error, psycopg.Error, OSError, StoreError, StoreSchemaError) as exc:
         raise ConfigError(
             f"A2A_TRIO_STORE={_without_password(url)!r}: cannot open the task store: {exc}"
         ) from None

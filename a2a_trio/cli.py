@@ -412,16 +412,16 @@ def serve(
     ] = None,
 ) -> None:
     """Serve an agent until SIGINT/SIGTERM (then drain running tasks gracefully)."""
+    from .errors import StoreError
     from .loading import ConfigError, load_agent, store_factory
     from .runtime import RuntimeConfig
     from .server import ServerConfig, tune_gc_for_streams
     from .server import serve as serve_agent
+    from .store import StoreSchemaError
 
     level = logging.getLevelName(log_level.upper())
     if not isinstance(level, int):
         raise UsageProblem(f"--log-level {log_level!r} is not one of debug, info, warning, error")
-    if not keepalive > 0:  # zero would send keepalive comments back to back
-        raise UsageProblem(f"--keepalive must be a positive number of seconds, not {keepalive}")
     logger = logging.getLogger("a2a_trio")  # hypercorn logs through its own handlers
     logger.setLevel(level)
     if not logger.handlers:
@@ -452,7 +452,7 @@ def serve(
                 pass
         except ValueError as exc:
             raise UsageProblem(str(exc)) from None
-        except (sqlite3.Error, psycopg.Error, OSError) as exc:
+        except (sqlite3.Error, psycopg.Error, OSError, StoreError, StoreSchemaError) as exc:
             reason = " ".join(str(exc).split())  # one line; the URL (and its password) left out
             raise RuntimeProblem(f"cannot open the task store: {reason}") from None
         async with trio.open_nursery() as nursery:

@@ -6,8 +6,10 @@ from __future__ import annotations
 import os
 import re
 import socket
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import httpx
@@ -187,3 +189,14 @@ def test_the_recovery_lease_setting_reaches_the_runtime() -> None:
     assert (
         app_from_env({"A2A_TRIO_STORE": "memory"}).app.server.config.runtime.recovery_lease is None
     )
+
+
+async def test_a_store_of_a_newer_release_stops_start_up_with_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "newer.db"
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute("PRAGMA user_version = 999")
+    env = settings(A2A_TRIO_STORE=f"sqlite:///{path}")
+    status, lines = await start_up([*TRIO_APP, "--workers", "0"], env, tmp_path)
+    assert status == 1
+    assert_one_line(lines, f"error: A2A_TRIO_STORE='sqlite:///{path}': cannot open the task store")
+    assert "upgrade a2a_trio" in lines[0]

@@ -193,7 +193,7 @@ def test_runtime_errors_exit_2(
         (["serve", "a2a_trio.demo:agent", "--port", "-1"], "Invalid value for '--port'"),
         (
             ["serve", "a2a_trio.demo:agent", "--keepalive", "0"],
-            "--keepalive must be a positive number",
+            "keepalive must be a positive number of seconds, not 0.0",
         ),
         (["send", "http://x", "hi", "--binding", "foo"], "'foo' is not one of JSONRPC, HTTP+JSON"),
         (["send", "http://x", "hi", "--binding", "GRPC"], "'GRPC' is not one of JSONRPC"),
