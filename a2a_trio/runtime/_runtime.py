@@ -27,12 +27,15 @@ from .. import model as m
 from ..errors import (
     A2AError,
     AgentMisuseError,
+    ConcurrencyError,
     InternalError,
     InvalidParamsError,
+    InvalidTransitionError,
     StoreError,
     StoreUnavailableError,
     TaskNotCancelableError,
     TaskNotFoundError,
+    TaskTerminalStateError,
     UnsupportedOperationError,
 )
 from ..store import (
@@ -65,6 +68,11 @@ from ._parked import DEFAULT_POLL_INTERVAL, JobCanceled, is_job_handle, poll_job
 from ._stream import TaskStream
 
 logger = logging.getLogger("a2a_trio.runtime")
+
+STORE_CONFLICTS = (ConcurrencyError, TaskTerminalStateError, InvalidTransitionError)
+"""Store refusals meaning the task changed since it was read (an outage is not one of them)."""
+RECOVERY_RETRY = 5.0
+"""Seconds between attempts when the store is unavailable for the recovery at start."""
 
 SHUTDOWN_MESSAGE = "The server shut down before this task finished; please send it again."
 RESTART_MESSAGE = "The server restarted before this task finished; please send it again."
@@ -126,8 +134,8 @@ class TaskRuntime:
         """Own the job nursery until cancelled; cancelling it cancels every running job."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
-            if self.config.recover_unfinished:
-                await self._recover()
+            if self.config.recover_unfinished and not await self._recover():
+                nursery.start_soon(self._recover_until_done)
             if self.config.recovery_lease is not None:
                 nursery.start_soon(self._keep_leases, self.config.recovery_lease)
             task_status.started()
@@ -216,9 +224,7 @@ class TaskRuntime:
             canceled = await self._settle_stored(
                 scope, stored, m.TaskState.CANCELED, CANCELED_MESSAGE
             )
-        except StoreUnavailableError:
-            raise
-        except StoreError:
+        except STORE_CONFLICTS:
             raise TaskNotCancelableError(f"Task {task_id} changed state meanwhile") from None
         # A log kept from a job whose final write failed lacks this event: replay the store.
         self._finished.pop(task_id, None)
@@ -342,9 +348,7 @@ class TaskRuntime:
         bound = attrs.evolve(message, task_id=task.id, context_id=task.context_id)
         try:
             return await self._deliver(scope, stored, bound)
-        except StoreUnavailableError:
-            raise
-        except StoreError:  # the stored task moved on since it was read
+        except STORE_CONFLICTS:  # the stored task moved on since it was read
             raise UnsupportedOperationError(
                 f"Task {task_id} changed while this message was accepted (another message or "
                 "a cancel came first); get the task to see where it is"
@@ -418,16 +422,25 @@ class TaskRuntime:
             if self.config.recover_unfinished:
                 await self._recover()
 
-    async def _recover(self) -> None:
+    async def _recover_until_done(self) -> None:
+        """The recovery at start found the store unavailable: try again until it is done, so
+        tasks a crash left running do not stay WORKING until the next restart."""
+        while True:
+            await trio.sleep(RECOVERY_RETRY)
+            if await self._recover():
+                return
+
+    async def _recover(self) -> bool:
         """Deal with tasks a previous process left running (see ``recover_unfinished``); with a
-        ``recovery_lease``, only those nobody has written for longer than the lease."""
+        ``recovery_lease``, only those nobody has written for longer than the lease.  False,
+        with a warning, when the store is unavailable (the caller tries again later)."""
         lease = self.config.recovery_lease
         cutoff = None if lease is None else m.utcnow() - timedelta(seconds=lease)
         try:
             unfinished = await self.store.list_unfinished()
         except StoreUnavailableError as exc:
-            logger.warning("recovery skipped, the task store is unavailable: %s", exc)
-            return
+            logger.warning("recovery postponed, the task store is unavailable: %s", exc)
+            return False
         for item in unfinished:
             task = item.stored.task
             if m.is_interrupted(task.status.state):
@@ -445,6 +458,7 @@ class TaskRuntime:
                 await self._settle_stored(
                     item.scope, item.stored, m.TaskState.FAILED, RESTART_MESSAGE
                 )
+        return True
 
     async def _settle_stored(
         self, scope: CallerScope, stored: StoredTask, state: m.TaskState, text: str

@@ -17,17 +17,19 @@ from a2a_trio import model as m
 from a2a_trio.errors import (
     InvalidParamsError,
     StoreError,
+    StoreUnavailableError,
     TaskNotCancelableError,
     TaskNotFoundError,
     UnsupportedOperationError,
 )
 from a2a_trio.runtime import EventLogLimits, RuntimeConfig, TaskRuntime, TaskStream
-from a2a_trio.runtime._runtime import RESTART_MESSAGE
+from a2a_trio.runtime._runtime import RECOVERY_RETRY, RESTART_MESSAGE
 from a2a_trio.store import (
     ANONYMOUS,
     CallerScope,
     MemoryTaskStore,
     Retention,
+    ScopedTask,
     StoredTask,
     TaskStore,
     open_store,
@@ -658,4 +660,34 @@ async def test_a_last_event_id_never_sent_is_refused(live: bool) -> None:
             await runtime.subscribe(ANONYMOUS, task.id, last_event_id=99999)
         if live:
             agents.gates.setdefault(text, trio.Event()).set()
+        nursery.cancel_scope.cancel()
+
+
+class ListUnavailableOnce(MemoryTaskStore):
+    """The memory store, unavailable for the first listing of unfinished tasks."""
+
+    listings = 0
+
+    async def list_unfinished(self) -> tuple[ScopedTask, ...]:
+        self.listings += 1
+        if self.listings == 1:
+            raise StoreUnavailableError("database is locked")
+        return await super().list_unfinished()
+
+
+async def test_a_recovery_the_store_could_not_do_at_start_is_retried(
+    autojump_clock: object,
+) -> None:
+    """Before, it was logged and skipped: a crashed task stayed WORKING until the next restart."""
+    store = ListUnavailableOnce()
+    plain, _resumable = await crash(store)
+    store.listings = 0  # the crashed runtime listed too
+    async with trio.open_nursery() as nursery:
+        runtime = TaskRuntime(agents.agent, store, FAST)
+        await nursery.start(runtime.run)
+        assert (await runtime.get(ANONYMOUS, plain.id, None)).status.state is m.TaskState.WORKING
+        await trio.sleep(RECOVERY_RETRY + 1)
+        recovered = await runtime.get(ANONYMOUS, plain.id, None)
+        assert recovered.status.state is m.TaskState.FAILED
+        assert store.listings == 2
         nursery.cancel_scope.cancel()
