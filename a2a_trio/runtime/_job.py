@@ -28,10 +28,10 @@ class Job:
         skill: Skill,
         store: TaskStore,
         limits: EventLogLimits,
+        on_waiting: trio.lowlevel.ParkingLot,
         last_seq: int = 0,
-        on_change: trio.lowlevel.ParkingLot | None = None,
     ) -> None:
-        """``on_change`` is woken when the job starts waiting for input: the runtime's drain
+        """``on_waiting`` is woken when the job starts waiting for input: the runtime's drain
         waits for the jobs that do not (a finished job wakes it as it retires)."""
         self.scope = scope
         self.task = task
@@ -46,8 +46,7 @@ class Job:
         self._store = store
         self._lock = trio.Lock()
         self._changed = trio.lowlevel.ParkingLot()
-        # Not `on_change or ...`: an empty ParkingLot is falsy (it has a length).
-        self._on_change = on_change if on_change is not None else trio.lowlevel.ParkingLot()
+        self._on_waiting = on_waiting
         self._reply: m.Message | None = None
         self._mail = trio.lowlevel.ParkingLot()
         self.log.publish(task)  # the runtime stored it with the task as event last_seq + 1
@@ -124,7 +123,7 @@ class Job:
         if m.is_terminal(self.state):
             self.log.close()
         elif self.waiting_for_input:
-            self._on_change.unpark_all()  # a drain waits only for jobs that are not waiting
+            self._on_waiting.unpark_all()  # a drain waits only for jobs that are not waiting
 
     def _events(self, update: TaskUpdate, chunk: tuple[bool, bool] | None) -> list[SequencedEvent]:
         """The stream events ``update`` produces, numbered on from the log's last event."""

@@ -502,7 +502,7 @@ class TaskRuntime:
             store=self.store,
             limits=self.config.event_log,
             last_seq=last_seq,
-            on_change=self._idle,
+            on_waiting=self._idle,
         )
         self._jobs[task.id] = job
         self._finished.pop(task.id, None)

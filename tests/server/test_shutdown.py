@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import trio
+import trio.testing
 
 from a2a_trio import Agent, ServerConfig, TaskContext, serve
 
@@ -19,16 +20,21 @@ from .conftest import V1_HEADERS, kind, read_events, rpc, user_message
 
 agent = Agent("slow", "finishes when the test says")
 gate: dict[str, trio.Event] = {}
+running: list[str] = []
 
 
 @agent.skill(default=True)
 async def finish_later(ctx: TaskContext) -> str:
+    running.append(ctx.text)
+    if len(running) == 2:
+        gate["both running"].set()
     await gate["open"].wait()
     return "finished"
 
 
 async def test_jobs_finish_with_their_clients_connected_through_a_graceful_shutdown() -> None:
-    gate["open"] = trio.Event()
+    gate["open"], gate["both running"] = trio.Event(), trio.Event()
+    running.clear()
     stop = trio.Event()
     results: dict[str, Any] = {}
     config = ServerConfig(shutdown_grace=20)
@@ -51,9 +57,9 @@ async def test_jobs_finish_with_their_clients_connected_through_a_graceful_shutd
                 async with trio.open_nursery() as clients:
                     clients.start_soon(stream)
                     clients.start_soon(blocking)
-                    await trio.sleep(0.3)  # both jobs are running
+                    await gate["both running"].wait()
                     stop.set()
-                    await trio.sleep(0.2)
+                    await trio.testing.wait_all_tasks_blocked()  # the trigger fired: draining
                     late = rpc("SendMessage", {"message": user_message("late")})
                     results["late"] = (await http.post("/", json=late)).json()
                     await trio.sleep(3.5)  # past hypercorn's own graceful timeout
