@@ -13,8 +13,8 @@ Migrations run under an advisory lock, so replicas starting together apply them 
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from typing import Final
 
 import psycopg
@@ -22,7 +22,6 @@ import trio
 from psycopg.types.string import TextLoader
 from psycopg_pool import ConnectionPool
 
-from ..errors import StoreUnavailableError
 from ._base import DEFAULT_RETENTION, Retention, StoreSchemaError
 from ._sql import Cursor, Dialect, SqlTaskStore, Tx
 
@@ -67,9 +66,11 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
 """Schema migrations in order; table ``a2a_schema_version`` records how many were applied."""
 
 DIALECT: Final = Dialect(
+    name="PostgreSQL",
     next_order="nextval('a2a_task_order')",
     lock_row=" FOR UPDATE",
     integrity_error=psycopg.IntegrityError,
+    operational_error=psycopg.OperationalError,
 )
 
 
@@ -118,16 +119,6 @@ def _connect_and_migrate(url: str) -> None:
         migrate(conn)
 
 
-@contextmanager
-def _unavailable_on_operational_error() -> Iterator[None]:
-    """The server is unreachable, failing over or out of connections: ``StoreUnavailableError``
-    (``psycopg_pool.PoolTimeout`` is an ``OperationalError`` too)."""
-    try:
-        yield
-    except psycopg.OperationalError as exc:
-        raise StoreUnavailableError(f"the PostgreSQL store is unavailable: {exc}") from exc
-
-
 class PostgresDriver:
     """Runs transactions on pooled connections, at most ``pool_size`` at a time."""
 
@@ -163,11 +154,11 @@ class PostgresDriver:
             return fn(_PgTx(conn))
 
     async def write[T](self, fn: Callable[[Tx], T]) -> T:
-        with _unavailable_on_operational_error():
+        with DIALECT.unavailable_on_operational_error():
             return await trio.to_thread.run_sync(self._write, fn, limiter=self._limiter)
 
     async def read[T](self, fn: Callable[[Tx], T]) -> T:
-        with _unavailable_on_operational_error():
+        with DIALECT.unavailable_on_operational_error():
             return await trio.to_thread.run_sync(self._read, fn, limiter=self._limiter)
 
     async def aclose(self) -> None:

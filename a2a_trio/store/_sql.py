@@ -13,14 +13,15 @@ idempotency key (unique per scope and context, so a racing create cannot insert 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import attrs
 
 from .. import model as m
-from ..errors import ConcurrencyError, TaskNotFoundError
+from ..errors import ConcurrencyError, StoreUnavailableError, TaskNotFoundError
 from ..wire import V1, dumps, loads
 from ._base import (
     DEFAULT_RETENTION,
@@ -77,11 +78,23 @@ class Dialect:
     ``next_order``: an expression giving a new, store-wide increasing listing-order number.
     ``lock_row``: appended to the SELECT that reads a task before changing it.
     ``integrity_error``: what the driver raises on a unique-constraint violation.
+    ``operational_error``: what it raises when the database cannot do the work now (locked,
+    unreachable, failing over); ``name`` is the backend's, for messages.
     """
 
+    name: str
     next_order: str
     lock_row: str
     integrity_error: type[Exception]
+    operational_error: type[Exception]
+
+    @contextmanager
+    def unavailable_on_operational_error(self) -> Iterator[None]:
+        """The driver's operational errors as ``StoreUnavailableError`` (nothing was written)."""
+        try:
+            yield
+        except self.operational_error as exc:
+            raise StoreUnavailableError(f"the {self.name} store is unavailable: {exc}") from exc
 
 
 class Driver(Protocol):

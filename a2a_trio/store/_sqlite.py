@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from functools import partial
 from typing import Final, Literal
 
 import trio
 
-from ..errors import StoreUnavailableError
 from ._base import DEFAULT_RETENTION, Retention, StoreSchemaError
 from ._sql import Cursor, Dialect, SqlTaskStore, Tx
 
@@ -64,10 +63,12 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
 """Schema migrations in order; ``PRAGMA user_version`` records how many were applied."""
 
 DIALECT: Final = Dialect(
+    name="SQLite",
     # One writer at a time, so the next number is simply one above the largest.
     next_order="(SELECT coalesce(max(ord), 0) + 1 FROM a2a_tasks)",
     lock_row="",  # BEGIN IMMEDIATE already holds the write lock
     integrity_error=sqlite3.IntegrityError,
+    operational_error=sqlite3.OperationalError,
 )
 
 
@@ -123,15 +124,6 @@ def _use_wal(conn: sqlite3.Connection) -> None:
             time.sleep(0.01)
 
 
-@contextmanager
-def _unavailable_on_operational_error() -> Iterator[None]:
-    """The file is locked past the busy timeout, unreadable or full: ``StoreUnavailableError``."""
-    try:
-        yield
-    except sqlite3.OperationalError as exc:
-        raise StoreUnavailableError(f"the SQLite store is unavailable: {exc}") from exc
-
-
 class SqliteDriver:
     """Runs transactions on one SQLite file: a single writer, several readers."""
 
@@ -171,20 +163,20 @@ class SqliteDriver:
     async def write[T](self, fn: Callable[[Tx], T]) -> T:
         if self._writer is None:
             raise RuntimeError("the SQLite store is not open")
-        with _unavailable_on_operational_error():
+        with DIALECT.unavailable_on_operational_error():
             return await trio.to_thread.run_sync(
                 _transaction, self._writer, "BEGIN IMMEDIATE", fn, limiter=self._write_limiter
             )
 
     async def read[T](self, fn: Callable[[Tx], T]) -> T:
         async with self._read_limiter:
-            with _unavailable_on_operational_error():
+            with DIALECT.unavailable_on_operational_error():
                 if self._idle_readers:
                     conn = self._idle_readers.pop()
                 else:
                     conn = await trio.to_thread.run_sync(self.connect)
             try:
-                with _unavailable_on_operational_error():
+                with DIALECT.unavailable_on_operational_error():
                     return await trio.to_thread.run_sync(_transaction, conn, "BEGIN", fn)
             finally:
                 self._idle_readers.append(conn)
