@@ -410,15 +410,16 @@ class TaskRuntime:
 
     async def _keep_leases(self, lease: float) -> None:
         """Every third of ``lease``: write this replica's running tasks (an empty update, so
-        their last write stays fresh), then recover what crashed replicas left."""
+        their last write stays fresh), then recover what crashed replicas left.  The writes
+        run side by side and give up at the next tick, so one slow write cannot hold back the
+        others past the lease."""
         while True:
             await trio.sleep(lease / 3)
-            for job in list(self._jobs.values()):
-                if not (job.done.is_set() or job.waiting_for_input):
-                    # Changed elsewhere (e.g. cancelled on another replica): the job's own
-                    # next write finds out; an outage is retried at the next tick.
-                    with contextlib.suppress(StoreError):
-                        await job.write(TaskUpdate())
+            with trio.move_on_after(lease / 3):
+                async with trio.open_nursery() as refreshes:
+                    for job in list(self._jobs.values()):
+                        if not (job.done.is_set() or job.waiting_for_input):
+                            refreshes.start_soon(_refresh, job)
             if self.config.recover_unfinished:
                 await self._recover()
 
@@ -650,6 +651,16 @@ def _check_user_message(message: m.Message) -> None:
 def _check_history_length(history_length: int | None, path: str = "$.params.historyLength") -> None:
     if history_length is not None and history_length < 0:
         raise InvalidParamsError("historyLength must not be negative", path=path)
+
+
+async def _refresh(job: Job) -> None:
+    """Write ``job``'s task unchanged, so its last write shows a live replica runs it.
+
+    A refusal means it changed elsewhere (e.g. cancelled on another replica): the job's own
+    next write finds out.  An outage is retried at the next tick.
+    """
+    with contextlib.suppress(StoreError):
+        await job.write(TaskUpdate())
 
 
 def _check_sent(after: int, last_seq: int, task_id: str) -> None:
