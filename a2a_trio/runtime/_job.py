@@ -158,8 +158,8 @@ class Job:
         return reply
 
 
-def replace_history_message(task: m.Task, message: m.Message) -> m.Message:
-    """``message`` bound to ``task`` (ids set), as stored in its history."""
+def bound_to(task: m.Task, message: m.Message) -> m.Message:
+    """``message`` bound to ``task`` (its ids set), as stored in its history."""
     return attrs.evolve(message, task_id=task.id, context_id=task.context_id)
 
 

@@ -55,7 +55,7 @@ from ._agent import Agent, Skill
 from ._content import check_content
 from ._context import TaskContext
 from ._eventlog import EventLog, EventLogLimits, LogEntry, ReplayGap
-from ._job import Job, update_events
+from ._job import Job, bound_to, update_events
 from ._outcome import (
     INTERNAL_FAILURE,
     TaskFailed,
@@ -345,7 +345,7 @@ class TaskRuntime:
                 f"Task {task_id} is {task.status.state.name} and accepts no more messages; "
                 "start a new task (same contextId to keep the conversation)"
             )
-        bound = attrs.evolve(message, task_id=task.id, context_id=task.context_id)
+        bound = bound_to(task, message)
         try:
             return await self._deliver(scope, stored, bound)
         except STORE_CONFLICTS:  # the stored task moved on since it was read
@@ -623,7 +623,7 @@ class TaskRuntime:
 
 def _completion(task: m.Task, value: Any) -> TaskUpdate:
     if isinstance(value, m.Message):
-        reply = attrs.evolve(value, task_id=task.id, context_id=task.context_id)
+        reply = bound_to(task, value)
         return TaskUpdate(state=m.TaskState.COMPLETED, status_message=reply, messages=(reply,))
     writes = tuple(ArtifactWrite(a) for a in value_to_artifacts(value))
     return TaskUpdate(state=m.TaskState.COMPLETED, artifacts=writes)
