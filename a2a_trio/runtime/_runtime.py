@@ -240,31 +240,33 @@ class TaskRuntime:
         """
         if last_event_id is not None:
             return await self._resume(scope, task_id, last_event_id)
-        stream = await self._current(scope, task_id)
-        if stream is None:
-            stored = await self._load(scope, task_id)
+        following = self._following(scope, task_id)
+        if following is not None:
+            return following
+        stored = await self._load(scope, task_id)
+        if m.is_terminal(stored.task.status.state):
             raise UnsupportedOperationError(
                 f"Task {task_id} is {stored.task.status.state.name}: a terminal task has no "
                 "updates to subscribe to; use GetTask"
             )
-        return stream
+        return await self._snapshot(scope, stored)
 
-    async def _current(
-        self, scope: CallerScope, task_id: str, *, terminal: bool = False
-    ) -> TaskStream | None:
-        """The task as it is now, then its live events; ``None`` for a terminal task unless
-        ``terminal`` (then its snapshot alone).  The snapshot is numbered after the last event
-        it includes, so a client resuming from it gets what comes next."""
+    def _following(self, scope: CallerScope, task_id: str) -> TaskStream | None:
+        """The task as its job has it, then its live events; ``None`` when no job runs it
+        here.  The snapshot is numbered after the last event it includes, so a client resuming
+        from it gets what comes next."""
         job = self._live(scope, task_id)
-        if job is not None and not job.log.closed:
-            head = LogEntry(job.log.last_seq, job.task)
-            subscription = job.log.subscribe(after=job.log.last_seq)
-            return TaskStream([head], subscription, stop_on_interrupt=False)
-        # Not running here: waiting after a restart, finished, or running on another replica.
-        stored = await self._load(scope, task_id)
-        if m.is_terminal(stored.task.status.state) and not terminal:
+        if job is None or job.log.closed:
             return None
-        last_seq = await self._last_stored_seq(scope, task_id)
+        head = LogEntry(job.log.last_seq, job.task)
+        return TaskStream(
+            [head], job.log.subscribe(after=job.log.last_seq), stop_on_interrupt=False
+        )
+
+    async def _snapshot(self, scope: CallerScope, stored: StoredTask) -> TaskStream:
+        """A task no job runs here (waiting after a restart, finished, or running on another
+        replica) as stored, numbered after its stored log."""
+        last_seq = await self._last_stored_seq(scope, stored.task.id)
         return TaskStream([LogEntry(last_seq, stored.task)], None, stop_on_interrupt=False)
 
     async def _resume(self, scope: CallerScope, task_id: str, after: int) -> TaskStream:
@@ -305,9 +307,10 @@ class TaskRuntime:
             _check_sent(after, last_seq, task_id)
             if after == last_seq:
                 return TaskStream([], None, stop_on_interrupt=False)
-        stream = await self._current(scope, task_id, terminal=True)
-        assert stream is not None  # terminal=True always gives one
-        return stream
+        following = self._following(scope, task_id)
+        if following is not None:
+            return following
+        return await self._snapshot(scope, await self._load(scope, task_id))
 
     # --- starting and continuing tasks ----------------------------------------------------
 
