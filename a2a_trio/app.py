@@ -22,20 +22,24 @@ then kills it without a graceful drain), and ``a2a-trio serve`` reports it too.
 from __future__ import annotations
 
 import os
-import sqlite3
 from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
 import attrs
-import psycopg
 import trio
 
 from ._asgi import TrioOnly
-from .errors import StoreError
-from .loading import DEFAULT_STORE, ConfigError, load_agent, retention_from, store_factory
+from .loading import (
+    DEFAULT_STORE,
+    ConfigError,
+    StoreOpenError,
+    check_store,
+    load_agent,
+    retention_from,
+    store_factory,
+)
 from .server import ServerConfig, StoreFactory, create_app, tune_gc_for_streams
-from .store import StoreSchemaError
 
 DEFAULT_AGENT = "a2a_trio.demo:agent"
 
@@ -99,15 +103,11 @@ def _check_store(url: str, store: StoreFactory) -> None:
     """Open and close the store, so an unusable one stops start-up here, not in the lifespan
     (where hypercorn would print tracebacks and keep going)."""
 
-    async def open_and_close() -> None:
-        async with store():
-            pass
-
     try:
-        trio.run(open_and_close)
+        trio.run(check_store, store)
     except ValueError as exc:  # the URL names no store; the message lists the forms
         raise ConfigError(f"A2A_TRIO_STORE: {exc}") from None
-    except (sqlite3.Error, psycopg.Error, OSError, StoreError, StoreSchemaError) as exc:
+    except StoreOpenError as exc:
         raise ConfigError(
             f"A2A_TRIO_STORE={_without_password(url)!r}: cannot open the task store: {exc}"
         ) from None

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import signal
-import sqlite3
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
@@ -412,12 +411,10 @@ def serve(
     ] = None,
 ) -> None:
     """Serve an agent until SIGINT/SIGTERM (then drain running tasks gracefully)."""
-    from .errors import StoreError
-    from .loading import ConfigError, load_agent, store_factory
+    from .loading import ConfigError, StoreOpenError, check_store, load_agent, store_factory
     from .runtime import RuntimeConfig
     from .server import ServerConfig, tune_gc_for_streams
     from .server import serve as serve_agent
-    from .store import StoreSchemaError
 
     level = logging.getLevelName(log_level.upper())
     if not isinstance(level, int):
@@ -444,17 +441,13 @@ def serve(
             async for _ in signals:
                 return
 
-    import psycopg  # here, not at the top: only `serve` needs it and it is slow to import
-
     async def main() -> None:
         try:  # open the store once first, so a bad URL is one clear line, not a failed startup
-            async with factory():
-                pass
+            await check_store(factory)
         except ValueError as exc:
             raise UsageProblem(str(exc)) from None
-        except (sqlite3.Error, psycopg.Error, OSError, StoreError, StoreSchemaError) as exc:
-            reason = " ".join(str(exc).split())  # one line; the URL (and its password) left out
-            raise RuntimeProblem(f"cannot open the task store: {reason}") from None
+        except StoreOpenError as exc:
+            raise RuntimeProblem(f"cannot open the task store: {exc}") from None
         async with trio.open_nursery() as nursery:
             run = partial(
                 serve_agent,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sqlite3
 import sys
 import sysconfig
 import traceback
@@ -15,13 +16,36 @@ from functools import partial
 from pathlib import Path
 from types import ModuleType
 
+from .errors import StoreError
 from .runtime import Agent
 from .server import StoreFactory
-from .store import DEFAULT_RETENTION, Retention, open_store
+from .store import DEFAULT_RETENTION, Retention, StoreSchemaError, open_store
 
 DEFAULT_STORE = "sqlite:///a2a_trio.db"
 """Where a served agent keeps its tasks unless told otherwise (the hosted app and the CLI):
 a SQLite file in the working directory, so tasks survive a restart."""
+
+
+class StoreOpenError(Exception):
+    """The task store could not be opened; the message is the reason, on one line, without
+    the store's URL (which may hold a password)."""
+
+
+async def check_store(store: StoreFactory) -> None:
+    """Open and close ``store`` once, so a store that cannot work stops start-up with one line
+    instead of failing inside the server's lifespan.
+
+    Raises:
+        ValueError: the URL names no store (the message lists the accepted forms).
+        StoreOpenError: the file, the server or the schema is not usable.
+    """
+    import psycopg  # here, not at the top: only serving needs it and it is slow to import
+
+    try:
+        async with store():
+            pass
+    except (sqlite3.Error, psycopg.Error, OSError, StoreError, StoreSchemaError) as exc:
+        raise StoreOpenError(" ".join(str(exc).split())) from None
 
 
 class ConfigError(Exception):
