@@ -30,7 +30,7 @@ from ..errors import (
 from ..runtime import LogEntry, SubscriberOverflow, TaskStream
 from ..wire import dumps, loads
 from . import _jsonrpc as rpc
-from ._body import too_slow
+from ._body import BodyTooLarge, too_slow
 from ._rest import error_info
 from ._rpc_methods import V1_METHODS, CallInfo, Method, StreamingMethod
 from ._rpc_v03 import V03_METHODS
@@ -139,10 +139,6 @@ def error_response(
         version = V1_0
     data = [error_info(error)] if version == V1_0 else error.data
     return rpc.failure(rid, error, data)
-
-
-class BodyTooLarge(Exception):
-    """More than the configured number of body bytes arrived (or were announced)."""
 
 
 class ClientGone(Exception):
