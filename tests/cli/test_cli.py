@@ -6,6 +6,7 @@ Usage errors are also checked in-process through ``main()`` (fast, same code pat
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -264,15 +265,13 @@ def test_live_view_in_a_terminal(sdk_agent: str) -> None:
     assert child.exitstatus == 0
 
 
-@pytest.fixture
-def served_demo() -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """``a2a-trio serve`` on a free port, with the built-in demo agent."""
+@contextlib.contextmanager
+def serving_demo(*options: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """``a2a-trio serve`` with the built-in demo agent (port 0 unless ``options`` say) and its
+    base URL; killed on exit if it is still running."""
+    command = [SCRIPT, "serve", "a2a_trio.demo:agent", "--port", "0", *MEMORY, *QUIET, *options]
     with subprocess.Popen(
-        [SCRIPT, "serve", "a2a_trio.demo:agent", "--port", "0", *MEMORY, *QUIET],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=ENV,
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV
     ) as proc:
         assert proc.stdout is not None
         try:
@@ -283,6 +282,12 @@ def served_demo() -> Iterator[tuple[subprocess.Popen[str], str]]:
             if proc.poll() is None:
                 proc.kill()
             proc.wait(timeout=10)
+
+
+@pytest.fixture
+def served_demo() -> Iterator[tuple[subprocess.Popen[str], str]]:
+    with serving_demo() as served:
+        yield served
 
 
 def test_serve_then_talk_to_it_then_stop(
@@ -493,27 +498,11 @@ def test_trust_origin_lets_the_card_send_you_to_another_origin(
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     public = f"http://localhost:{port}"
-    command = [SCRIPT, "serve", "a2a_trio.demo:agent", "--port", str(port), *MEMORY, *QUIET]
-    with subprocess.Popen(
-        [*command, "--public-url", public],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=ENV,
-    ) as proc:
-        assert proc.stdout is not None
-        try:
-            assert proc.stdout.readline().startswith("serving")
-            url = f"http://127.0.0.1:{port}"
-            code, _, err = in_process(capsys, "send", url, "ping")
-            assert code == 2 and public in err and "trusted_origins" in err
-            code, out, _ = in_process(
-                capsys, "send", url, "ping", "--json", "--trust-origin", public
-            )
-            assert code == 0
-            assert json.loads(out)["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
-            code, _, err = in_process(capsys, "card", url, "--trust-origin", "ftp://x")
-            assert code == 1 and "--trust-origin" in err
-        finally:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(timeout=20)
+    with serving_demo("--port", str(port), "--public-url", public) as (_proc, url):
+        code, _, err = in_process(capsys, "send", url, "ping")
+        assert code == 2 and public in err and "trusted_origins" in err
+        code, out, _ = in_process(capsys, "send", url, "ping", "--json", "--trust-origin", public)
+        assert code == 0
+        assert json.loads(out)["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+        code, _, err = in_process(capsys, "card", url, "--trust-origin", "ftp://x")
+        assert code == 1 and "--trust-origin" in err
