@@ -330,7 +330,11 @@ class TaskRuntime:
         if skill.message_only:
             return await self._reply(scope, skill, message)
         task = m.new_task(message)
-        stored = await self.store.create_task(scope, task, events=[(1, task)])
+        try:
+            stored = await self.store.create_task(scope, task, events=[(1, task)])
+        except InvalidParamsError as exc:  # the store names the task's keys, not the request's
+            sent = {"$.contextId": "$.params.message.contextId", "$.tenant": "$.params.tenant"}
+            raise InvalidParamsError(exc.reason, path=sent.get(exc.path, exc.path)) from None
         return self._start(scope, stored.task, stored.version, skill, stored.task.history[-1])
 
     async def _continue(self, scope: CallerScope, message: m.Message) -> Job:

@@ -311,7 +311,7 @@ def _frames(events: LegacyEvents, event: m.StreamEvent, rid: JsonValue) -> list[
 def _key(params: Any, name: str) -> str | None:
     """``params.id`` or ``params.sessionId`` of a new task, refused here, under its own name,
     if it holds a NUL: the session id (by default the id) becomes the task's context id, which
-    the store refuses under ``$.contextId``, a field the client never sent."""
+    the runtime refuses under ``$.params.message.contextId``, a field the client never sent."""
     value = wire.optional_string(params, name)
     if value is not None and "\x00" in value:
         raise InvalidParamsError("must not contain a NUL character", path=f"$.params.{name}")

@@ -265,3 +265,49 @@ async def test_legacy_nul_in_an_id_is_reported_where_it_was_sent(
     assert body["error"]["data"]["path"] == f"$.params.{key}"
     listed = await http.get("/tasks", headers=V1_HEADERS)
     assert listed.json()["totalSize"] == 0
+
+
+NUL_CONTEXT = {**SEND["message"], "contextId": "c\x00"}
+
+
+@pytest.mark.parametrize(
+    ("path", "params", "where"),
+    [
+        ("/", {"message": NUL_CONTEXT}, "$.params.message.contextId"),
+        ("/", {**SEND, "tenant": "t\x00"}, "$.params.tenant"),
+        ("/message:send", {"message": NUL_CONTEXT}, "$.params.message.contextId"),
+        ("/message:stream", {"message": NUL_CONTEXT}, "$.params.message.contextId"),
+        ("/message:send", {**SEND, "tenant": "t\x00"}, "$.params.tenant"),
+        ("/t%00/message:send", SEND, "$.params.tenant"),
+    ],
+)
+async def test_v1_nul_in_a_new_task_key_is_reported_where_it_was_sent(
+    http: httpx.AsyncClient, path: str, params: dict[str, object], where: str
+) -> None:
+    """The store refuses a NUL under its own field names (``$.contextId``); the client is told
+    the field of its request (REST: of the ``params`` its request becomes, as for decoding)."""
+    for method in ("SendMessage", "SendStreamingMessage") if path == "/" else ("",):
+        if method:
+            response = await http.post(path, json=rpc(method, params), headers=V1_HEADERS)
+            error = response.json()["error"]
+            assert (response.status_code, error["code"]) == (200, -32602)
+            info = error["data"][0]
+        else:
+            response = await http.post(path, json=params, headers=V1_HEADERS)
+            assert (response.status_code, reason(response)) == (400, "INVALID_PARAMS")
+            info = response.json()["error"]["details"][0]
+        assert info["metadata"] == {"path": where, "reason": "must not contain a NUL character"}
+    listed = await http.get("/tasks", headers=V1_HEADERS)
+    assert listed.json()["totalSize"] == 0
+
+
+@pytest.mark.parametrize("method", ["message/send", "message/stream"])
+async def test_v03_nul_in_a_context_id_is_reported_where_it_was_sent(
+    http: httpx.AsyncClient, method: str
+) -> None:
+    message = {"kind": "message", "messageId": "m", "role": "user", "contextId": "c\x00"}
+    params = {"message": {**message, "parts": [{"kind": "text", "text": "x"}]}}
+    response = await http.post("/", json=rpc(method, params, rid="nul"))
+    body = response.json()
+    assert (response.status_code, body["id"], body["error"]["code"]) == (200, "nul", -32602)
+    assert body["error"]["data"]["path"] == "$.params.message.contextId"
