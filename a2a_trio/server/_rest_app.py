@@ -17,7 +17,12 @@ from quart import Response, request
 from quart_trio import QuartTrio
 from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound
 
-from ..errors import A2AError, AuthenticationRequiredError, ContentTypeNotSupportedError
+from ..errors import (
+    A2AError,
+    AuthenticationRequiredError,
+    ContentTypeNotSupportedError,
+    InvalidParamsError,
+)
 from ..runtime import LogEntry
 from ..wire import dumps, loads
 from ._body import BodyTooLarge, read_body, too_slow
@@ -33,8 +38,8 @@ from ._rest import (
     rest_params,
     rest_version,
 )
-from ._rest_v03 import V03_REST, V03_REST_METHODS, v03_problem
-from ._rpc_methods import V1_METHODS, CallInfo, StreamingMethod
+from ._rest_v03 import V03_REST, V03_REST_METHODS, as_sent, v03_problem
+from ._rpc_methods import V1_METHODS, CallInfo, Method, StreamingMethod
 from ._sse import encode_event
 from ._streaming import event_stream_response
 from ._tenants import authenticated_owner, caller_scope, request_headers
@@ -99,12 +104,23 @@ async def _json_body(server: A2AServer) -> Any:
 async def _rest(server: A2AServer) -> Response:
     headers = request_headers(request.headers.items())
     owner = await authenticated_owner(server.config, headers)
-    binding, methods = BINDINGS[rest_version(request.path, headers)]
+    version = rest_version(request.path, headers)
+    binding, methods = BINDINGS[version]
     verb = request.method if request.method != "HEAD" else "GET"
     call = match_route(verb, request.path, binding)
     body = await _json_body(server) if request.method in ("POST", "PUT", "PATCH") else None
-    params = rest_params(call, body, request.args.items(multi=True))
-    method = methods[call.route.method]
+    query = list(request.args.items(multi=True))
+    params = rest_params(call, body, query)
+    try:
+        return await _serve(server, methods[call.route.method], params, owner)
+    except InvalidParamsError as error:
+        if version != V0_3:
+            raise  # v1.0 names the JSON-RPC params its request becomes (docs/bindings.md)
+        raise as_sent(error, params, {name for name, _value in query}) from None
+
+
+async def _serve(server: A2AServer, method: Method, params: dict[str, Any], owner: str) -> Response:
+    """Run ``method`` on the ProtoJSON ``params`` of a REST request and write its answer."""
     decoded = method.decode(params)
     scope = caller_scope(server.config, getattr(decoded, "tenant", ""), owner)
     info = CallInfo(last_event_id=last_event_id(request.headers.get("Last-Event-ID")))

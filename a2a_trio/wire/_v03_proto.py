@@ -17,6 +17,7 @@ JSON-RPC and this form share (cards, push-config objects, the send configuration
 
 from __future__ import annotations
 
+import re
 import typing
 from collections.abc import Callable, Mapping
 from typing import Any, Final
@@ -72,6 +73,16 @@ _MESSAGE_FIELDS: Final[dict[str, Any]] = {
     "renames": {"parts": "content"},
     "omit": ("reference_task_ids",),  # no place in the v0.3 proto
 }
+
+_SENT_AS: Final[dict[str, tuple[str, ...]]] = {
+    "parts": ("content", "parts"),  # a proto message reads only ``content``
+    "message": ("message", "request"),
+    "pushNotificationConfig": ("pushNotificationConfig", "pushNotification"),
+}
+"""The renames and aliases the decoders below read: the keys a field named in an error path
+(by its model name) may have been sent under, in the order the decoders prefer them, the first
+also its name where it is missing.  Any key may also be in its proto spelling (``message_id``)."""
+_STEP: Final = re.compile(r"\.(\w+)|\[(\d+)\]")
 
 
 @attrs.frozen
@@ -187,11 +198,16 @@ def _part_from_proto(wire: _PartP) -> m.Part:
     )
 
 
+def _in_jsonrpc_shape(data: dict[str, Any]) -> bool:
+    """Whether a message object is in the v0.3 JSON-RPC shape (``parts``, ``kind``)."""
+    return "content" not in data and ("parts" in data or "kind" in data)
+
+
 def _message_either(proto: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     """A message in the v0.3 JSON-RPC shape (``parts``, ``kind``) is read as ``V03`` reads it."""
 
     def structure(data: Any, cls: Any) -> Any:
-        if isinstance(data, dict) and "content" not in data and ("parts" in data or "kind" in data):
+        if isinstance(data, dict) and _in_jsonrpc_shape(data):
             return V03._conv.structure(data, cls)
         return proto(data, cls)
 
@@ -312,6 +328,38 @@ class V03ProtoCodec(V03Codec):
 
     # --- public ---------------------------------------------------------------------------
 
+    def decode[T](self, data: Any, cls: type[T], *, path: str = "$") -> T:
+        """v0.3 ProtoJSON -> a model value; bad input raises ``InvalidParamsError`` whose path
+        names the keys ``data`` used (``request``, ``content``, ``message_id``; see
+        :meth:`sent_path`)."""
+        try:
+            return super().decode(data, cls, path=path)
+        except InvalidParamsError as exc:
+            relative = self.sent_path("$" + exc.path.removeprefix(path), data)
+            raise InvalidParamsError(exc.reason, path=path + relative.removeprefix("$")) from None
+
+    @staticmethod
+    def sent_path(path: str, data: Any) -> str:
+        """``path``, a JSON path into ``data`` in the model's field names (``$.message.parts``,
+        as decoders and the runtime name fields), spelled with the keys ``data`` used: a
+        message's parts are its ``content``, ``message`` may be the proto's ``request``, any
+        field may be in its proto spelling (``context_id``).  A field ``data`` lacks gets its
+        ProtoJSON name; what the path holds past a step it cannot read is kept as is."""
+        sent, node, rest = "$", data, path.removeprefix("$")
+        while step := _STEP.match(rest):
+            rest = rest[step.end() :]
+            name, index = step.groups()
+            if index is not None:
+                sent += f"[{index}]"
+                node = (
+                    node[int(index)] if isinstance(node, list) and int(index) < len(node) else None
+                )
+                continue
+            key = _sent_key(name, node)
+            sent += "." + key
+            node = node.get(key) if isinstance(node, dict) else None
+        return sent + rest
+
     def encode_stream_response(
         self, event: m.StreamEvent, *, final: bool | None = None
     ) -> dict[str, Any]:
@@ -337,6 +385,22 @@ class V03ProtoCodec(V03Codec):
         event: m.StreamEvent = self.decode(value, cls, path=f"{path}.{key}")
         final = isinstance(value, dict) and value.get("final") is True
         return event, final
+
+
+def _sent_key(name: str, node: Any) -> str:
+    """The key of ``node`` holding the field the model calls ``name`` (see ``sent_path``)."""
+    if not isinstance(node, dict):
+        return _SENT_AS.get(name, (name,))[0]
+    if _in_jsonrpc_shape(node):
+        return name  # read as V03 reads it: the model's names
+    keys = _SENT_AS.get(name, (name,))
+    spellings = (spelling for key in keys for spelling in (key, _snake(key)))
+    return next((key for key in spellings if key in node), keys[0])
+
+
+def _snake(name: str) -> str:
+    """lowerCamelCase -> the proto field name (``messageId`` -> ``message_id``)."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
 
 
 V03_PROTO: Final = V03ProtoCodec()

@@ -239,3 +239,58 @@ async def test_non_blocking_send_with_proto3_defaults(http: httpx.AsyncClient) -
     assert task["status"]["state"] in ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")
     canceled = await http.post(f"/v1/tasks/{task['id']}:cancel", json={"name": "ignored"})
     assert canceled.json()["status"]["state"] == "TASK_STATE_CANCELLED"
+
+
+SDK_MESSAGE = SDK_SEND["request"]
+JSON_MESSAGE = {"messageId": "m", "role": "ROLE_USER", "content": [{"text": "x"}]}
+
+
+@pytest.mark.parametrize(
+    ("body", "path"),
+    [
+        ({"request": {**SDK_MESSAGE, "content": [{"text": 5}]}}, "$.request.content[0].text"),
+        ({"request": {**SDK_MESSAGE, "content": []}}, "$.request.content"),
+        ({"request": {"message_id": "m", "role": "ROLE_USER"}}, "$.request.content"),
+        ({"message": {**JSON_MESSAGE, "content": []}}, "$.message.content"),
+        ({"request": {**SDK_MESSAGE, "role": "ROLE_AGENT"}}, "$.request.role"),
+        ({"request": {**SDK_MESSAGE, "context_id": "c\x00"}}, "$.request.context_id"),
+        ({"message": {**JSON_MESSAGE, "contextId": "c\x00"}}, "$.message.contextId"),
+        (
+            {"request": SDK_MESSAGE, "configuration": {"history_length": -1}},
+            "$.configuration.history_length",
+        ),
+        (
+            {"request": {**SDK_MESSAGE, "metadata": {"skillId": "nosuch"}}},
+            "$.request.metadata.skillId",
+        ),
+        ({"message": {**SPEC_SEND["message"], "parts": []}}, "$.message.parts"),
+    ],
+)
+@pytest.mark.parametrize("verb", ["send", "stream"])
+async def test_errors_name_the_fields_the_client_sent(
+    http: httpx.AsyncClient, verb: str, body: dict[str, object], path: str
+) -> None:
+    """v0.3 ProtoJSON calls a message's parts ``content`` and takes proto field names: an
+    error, from the decoder or from the runtime, names the key in the body as sent."""
+    response = await http.post(f"/v1/message:{verb}", json=body)
+    assert (response.status_code, reason(response)) == (400, "INVALID_PARAMS")
+    assert response.json()["error"]["details"][0]["metadata"]["path"] == path
+    assert response.json()["message"].startswith(path + ": ")
+
+
+@pytest.mark.parametrize(
+    ("query", "path"),
+    [
+        ("/v1/tasks?pageSize=1000", "$.query.pageSize"),
+        ("/v1/tasks?historyLength=-1", "$.query.historyLength"),
+        ("/v1/tasks?pageToken=zzz", "$.query.pageToken"),
+        ("/v1/tasks/t?historyLength=-1", "$.query.historyLength"),
+        ("/v1/tasks/t?historyLength=9999999999", "$.query.historyLength"),
+    ],
+)
+async def test_query_errors_name_the_query_parameter(
+    http: httpx.AsyncClient, query: str, path: str
+) -> None:
+    response = await http.get(query)
+    assert (response.status_code, reason(response)) == (400, "INVALID_PARAMS")
+    assert response.json()["error"]["details"][0]["metadata"]["path"] == path

@@ -149,3 +149,61 @@ def test_bad_stream_responses_name_the_spot(data: Any, path: str) -> None:
     with pytest.raises(InvalidParamsError) as raised:
         V03_PROTO.decode_stream_response(data)
     assert raised.value.path == path
+
+
+SDK_MESSAGE = {"message_id": "m", "role": "ROLE_USER", "content": [{"text": "x"}]}
+JSON_MESSAGE = {"messageId": "m", "role": "ROLE_USER", "content": [{"text": "x"}]}
+
+
+@pytest.mark.parametrize(
+    ("data", "path"),
+    [
+        ({"request": {**SDK_MESSAGE, "content": [{"text": 5}]}}, "$.request.content[0].text"),
+        ({"message": {**JSON_MESSAGE, "content": [{"text": 5}]}}, "$.message.content[0].text"),
+        ({"message": {**JSON_MESSAGE, "content": {}}}, "$.message.content"),
+        ({"request": {**SDK_MESSAGE, "message_id": 5}}, "$.request.message_id"),
+        ({"request": {**SDK_MESSAGE, "content": [{}]}}, "$.request.content[0]"),
+        (
+            {"request": {**SDK_MESSAGE, "content": [{"file": {"file_with_bytes": 5}}]}},
+            "$.request.content[0].file.file_with_bytes",
+        ),
+        (
+            {"request": SDK_MESSAGE, "configuration": {"push_notification": {"url": 5}}},
+            "$.configuration.push_notification.url",
+        ),
+        (
+            {"message": JSON_MESSAGE, "configuration": {"pushNotificationConfig": {"url": 5}}},
+            "$.configuration.pushNotificationConfig.url",
+        ),
+        # the v0.3 JSON-RPC shape keeps its own names
+        (
+            {"message": {"kind": "message", "messageId": "m", "role": "user", "parts": [{}]}},
+            "$.message.parts[0]",
+        ),
+        ({}, "$.message"),
+    ],
+)
+def test_bad_requests_name_the_keys_sent(data: Any, path: str) -> None:
+    with pytest.raises(InvalidParamsError) as caught:
+        V03_PROTO.decode(data, m.SendMessageRequest)
+    assert caught.value.path == path
+
+
+@pytest.mark.parametrize(
+    ("path", "data", "sent"),
+    [
+        ("$.message.parts", {"request": {"message_id": "m"}}, "$.request.content"),
+        ("$.message.parts", {"message": {"parts": []}}, "$.message.parts"),
+        ("$.message.parts", {"message": {"kind": "message"}}, "$.message.parts"),
+        ("$.message.contextId", {"request": {"context_id": "c"}}, "$.request.context_id"),
+        ("$.message.metadata.skillId", {"request": {"metadata": {"skillId": 5}}},
+         "$.request.metadata.skillId"),
+        ("$.configuration.historyLength", {"configuration": {"history_length": -1}},
+         "$.configuration.history_length"),
+        ("$.message.metadata['a b']", {"message": {"metadata": {}}}, "$.message.metadata['a b']"),
+        ("$.message.parts[3].text", {"message": {"content": []}}, "$.message.content[3].text"),
+        ("$.message", [], "$.message"),
+    ],
+)  # fmt: skip
+def test_sent_path_spells_a_model_path_as_the_document_did(path: str, data: Any, sent: str) -> None:
+    assert V03_PROTO.sent_path(path, data) == sent
