@@ -1,4 +1,4 @@
-"""Task-store benchmark: GetTask/ListTasks latency, write rate and bytes per task, per backend.
+"""Task-store benchmark: GetTask/ListTasks latency, write rates, bytes per task; per backend.
 
     .venv/bin/python benchmarks/store.py            # 10,000 and 100,000 tasks (a few minutes)
     .venv/bin/python benchmarks/store.py --quick    # 1,000 and 10,000 tasks (seconds)
@@ -7,8 +7,10 @@ PostgreSQL is measured when ``A2A_TRIO_TEST_PG_URL`` (or ``--pg-url``) names a s
 uses a fresh schema and drops it afterwards.  SQLite files go to a temporary directory.  The fill
 runs through the public store API with 16 concurrent writers (SQLite with ``synchronous=normal``
 to keep the fill short, PostgreSQL followed by the ``VACUUM ANALYZE`` autovacuum would soon run);
-the update rates are measured separately on the default settings.
-Prints a markdown table.
+the update rates are measured separately on the default settings.  Then one task streams an
+answer as artifact chunks (one ``update_task`` per chunk, as a handler's ``emit_artifact`` does):
+a store whose write cost grows with the task shows it as the last chunks' time over the first's.
+Prints markdown tables.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import psycopg
 import trio
 
 from a2a_trio import model as m
-from a2a_trio.store import ANONYMOUS, TaskQuery, TaskStore, TaskUpdate, open_store
+from a2a_trio.store import ANONYMOUS, ArtifactWrite, TaskQuery, TaskStore, TaskUpdate, open_store
 
 CONTEXTS = 10
 WRITERS = 16
@@ -43,13 +45,28 @@ class Plan:
     get_samples: int
     list_samples: int
     write_samples: int
+    chunks: int
     time_limit: float
 
 
 FULL = Plan(
-    (10_000, 100_000), get_samples=1_000, list_samples=200, write_samples=2_000, time_limit=1_800
+    (10_000, 100_000),
+    get_samples=1_000,
+    list_samples=200,
+    write_samples=2_000,
+    chunks=4_000,
+    time_limit=1_800,
 )
-QUICK = Plan((1_000, 10_000), get_samples=200, list_samples=50, write_samples=300, time_limit=300)
+QUICK = Plan(
+    (1_000, 10_000),
+    get_samples=200,
+    list_samples=50,
+    write_samples=300,
+    chunks=1_000,
+    time_limit=300,
+)
+WINDOW = 100
+"""Chunks timed at each end of the streamed answer."""
 
 
 @attrs.frozen
@@ -64,6 +81,15 @@ class Row:
     creates_per_s: float
     updates_per_s: float
     bytes_per_task: float
+
+
+@attrs.frozen
+class Stream:
+    backend: str
+    chunks: int
+    first_ms: float
+    last_ms: float
+    total_s: float
 
 
 def sample_task(number: int) -> m.Task:
@@ -257,8 +283,37 @@ async def measure(
     return rows
 
 
-async def run(plan: Plan, pg_url: str, workdir: Path) -> list[Row]:
+async def stream_answer(backend: str, url: str, chunks: int) -> Stream:
+    """One WORKING task gets ``chunks`` appended chunks of one artifact, a write each."""
+    async with open_store(url) as store:
+        asked = m.new_task(m.text_message("write the report"))
+        task_id = (await store.create_task(ANONYMOUS, asked)).task.id
+        await store.update_task(ANONYMOUS, task_id, TaskUpdate(state=m.TaskState.WORKING))
+        artifact_id = m.new_id()
+        samples = []
+        start = time.perf_counter()
+        for number in range(chunks):
+            chunk = m.Artifact(artifact_id=artifact_id, parts=(m.TextPart(f"token{number} "),))
+            began = time.perf_counter()
+            await store.update_task(
+                ANONYMOUS,
+                task_id,
+                TaskUpdate(artifacts=(ArtifactWrite(chunk, append=number > 0),)),
+            )
+            samples.append((time.perf_counter() - began) * 1000)
+        total = time.perf_counter() - start
+    return Stream(
+        backend,
+        chunks,
+        statistics.mean(samples[:WINDOW]),
+        statistics.mean(samples[-WINDOW:]),
+        total,
+    )
+
+
+async def run(plan: Plan, pg_url: str, workdir: Path) -> tuple[list[Row], list[Stream]]:
     rows: list[Row] = []
+    streams: list[Stream] = []
     with trio.fail_after(plan.time_limit):
         per_task = await trio.to_thread.run_sync(memory_bytes_per_task)
         rows += await measure("memory", "memory", "memory", plan, lambda _count: per_task)
@@ -280,7 +335,13 @@ async def run(plan: Plan, pg_url: str, workdir: Path) -> list[Row]:
                     lambda count: pg_bytes(url) / count,
                     lambda: pg_vacuum(url),
                 )
-    return rows
+        streams.append(await stream_answer("memory", "memory", plan.chunks))
+        streamed_db = workdir / "streamed.db"
+        streams.append(await stream_answer("sqlite", f"sqlite:///{streamed_db}", plan.chunks))
+        if pg_url:
+            async with pg_schema(pg_url) as url:
+                streams.append(await stream_answer("postgresql", url, plan.chunks))
+    return rows, streams
 
 
 def table(rows: list[Row]) -> str:
@@ -298,6 +359,20 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
+def stream_table(streams: list[Stream]) -> str:
+    lines = [
+        f"| backend | chunks | ms per chunk, first {WINDOW} | ms per chunk, last {WINDOW} |"
+        " last / first | total s |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for row in streams:
+        lines.append(
+            f"| {row.backend} | {row.chunks:,} | {row.first_ms:.2f} | {row.last_ms:.2f} |"
+            f" {row.last_ms / row.first_ms:.1f} | {row.total_s:.1f} |"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="1,000 and 10,000 tasks")
@@ -305,8 +380,10 @@ def main() -> None:
     args = parser.parse_args()
     plan = QUICK if args.quick else FULL
     with tempfile.TemporaryDirectory() as workdir:
-        rows = trio.run(run, plan, args.pg_url, Path(workdir))
+        rows, streams = trio.run(run, plan, args.pg_url, Path(workdir))
     print(table(rows))
+    print()
+    print(stream_table(streams))
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     print(f"\n({os.cpu_count()} CPUs, load average {load} at the end)")
     if not args.pg_url:

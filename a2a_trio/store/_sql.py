@@ -42,6 +42,7 @@ from ._base import (
     trim_task,
 )
 from ._cursor import decode_cursor, encode_cursor
+from ._written import Written, WrittenTasks, encode_task
 
 _TERMINAL = tuple(sorted(int(state) for state in m.TERMINAL_STATES))
 _UNFINISHED = tuple(
@@ -124,10 +125,6 @@ def from_micros(micros: int) -> datetime:
     return datetime.fromtimestamp(micros // 1_000_000, UTC).replace(microsecond=micros % 1_000_000)
 
 
-def _encode_task(task: m.Task) -> str:
-    return dumps(V1.encode(task)).decode()
-
-
 def _decode_task(text: str) -> m.Task:
     return V1.decode(loads(text), m.Task)
 
@@ -163,6 +160,7 @@ class SqlTaskStore:
         self._driver = driver
         self._dialect = driver.dialect
         self._retention = retention
+        self._written = WrittenTasks()
 
     async def create_task(
         self,
@@ -176,6 +174,7 @@ class SqlTaskStore:
         rows = _event_rows(task.id, events)
         key = idempotency_key or None
         now = m.utcnow()
+        document = encode_task(task, None)
         params = (
             task.id,
             scope.tenant,
@@ -185,7 +184,7 @@ class SqlTaskStore:
             _status_micros(task),
             to_micros(now),
             key,
-            _encode_task(task),
+            dumps(document).decode(),
         )
         insert = (
             "INSERT INTO a2a_tasks (id, tenant, owner, context_id, state, status_us,"
@@ -207,9 +206,12 @@ class SqlTaskStore:
             return _stored(row)
 
         try:
-            return await self._driver.write(create)
+            stored = await self._driver.write(create)
         except self._dialect.integrity_error:
             raise ConcurrencyError(f"task {task.id} already exists") from None
+        if stored.task is task:  # inserted, not an earlier task under the same key
+            self._written.remember(Written(1, to_micros(now), task, document))
+        return stored
 
     async def load_task(
         self,
@@ -248,42 +250,52 @@ class SqlTaskStore:
     ) -> StoredTask:
         _require_storable(scope, task_id)
         rows = _event_rows(task_id, events)
+        # The document only when this process's memory of it is not current.
         select = (
-            "SELECT version, task FROM a2a_tasks WHERE id = ? AND tenant = ? AND owner = ?"
+            "SELECT version, updated_us, CASE WHEN version = ? AND updated_us = ? THEN NULL"
+            " ELSE task END FROM a2a_tasks WHERE id = ? AND tenant = ? AND owner = ?"
             + self._dialect.lock_row
         )
+        known = self._written.get(task_id)
+        known_at = (-1, -1) if known is None else (known.version, known.updated_us)
         write = (
             "UPDATE a2a_tasks SET state = ?, status_us = ?, updated_us = ?,"
             f" ord = {self._dialect.next_order}, version = ?, task = ?"
             " WHERE id = ? AND version = ?"
         )
 
-        def change(tx: Tx) -> StoredTask:
-            row = tx.run(select, (task_id, scope.tenant, scope.owner)).fetchone()
+        def change(tx: Tx) -> Written:
+            row = tx.run(select, (*known_at, task_id, scope.tenant, scope.owner)).fetchone()
             if row is None:
                 raise TaskNotFoundError(f"Task {task_id} not found")
-            version, text = row
+            version, _updated_us, text = row
             if expected_version is not None and expected_version != version:
                 raise ConcurrencyError(
                     f"task {task_id} is at version {version}, not {expected_version}"
                 )
+            previous = known if text is None else None
             now = m.utcnow()
-            task = apply_update(_decode_task(text), update, now=now)
+            task = apply_update(
+                _decode_task(text) if previous is None else previous.task, update, now=now
+            )
+            document = encode_task(task, previous)
             params = (
                 int(task.status.state),
                 _status_micros(task),
                 to_micros(now),
                 version + 1,
-                _encode_task(task),
+                dumps(document).decode(),
                 task_id,
                 version,
             )
             if tx.run(write, params).rowcount != 1:
                 raise ConcurrencyError(f"task {task_id} changed while it was being updated")
             self._log_events(tx, task_id, rows)
-            return StoredTask(task, version + 1, now)
+            return Written(version + 1, to_micros(now), task, document)
 
-        return await self._driver.write(change)
+        written = await self._driver.write(change)
+        self._written.remember(written)
+        return StoredTask(written.task, written.version, from_micros(written.updated_us))
 
     async def list_tasks(self, scope: CallerScope, query: TaskQuery) -> TaskPage:
         check_query(query)

@@ -1,0 +1,157 @@
+"""The SQL store's memory of what it last wrote: same documents, fewer reads, never stale."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime
+from pathlib import Path
+
+import attrs
+import pytest
+
+from a2a_trio import model as m
+from a2a_trio.store import ANONYMOUS, ArtifactWrite, TaskUpdate, _sql, open_store
+from a2a_trio.store._base import apply_update
+from a2a_trio.store._written import Written, WrittenTasks, encode_task
+from a2a_trio.wire import V1
+
+from .conftest import Backend
+from .test_contract import a_task, agent_says
+
+S = m.TaskState
+NOW = datetime(2026, 11, 26, tzinfo=UTC)
+
+
+def random_update(rng: random.Random, task: m.Task) -> TaskUpdate:
+    """Appends, replacements, new artifacts, messages, metadata and WORKING states, mixed."""
+    writes = []
+    for _ in range(rng.randrange(3)):
+        known = [artifact.artifact_id for artifact in task.artifacts]
+        artifact_id = rng.choice([*known, m.new_id()]) if known else m.new_id()
+        parts = tuple(m.TextPart(f"chunk {rng.randrange(1000)}") for _ in range(rng.randrange(3)))
+        part_or_data = (
+            (*parts, m.DataPart({"n": rng.randrange(9)})) if rng.random() < 0.2 else parts
+        )
+        artifact = m.Artifact(
+            artifact_id=artifact_id, parts=part_or_data, name=rng.choice(["", "a"])
+        )
+        writes.append(ArtifactWrite(artifact, append=rng.random() < 0.7))
+    return TaskUpdate(
+        state=rng.choice([None, S.WORKING]),
+        artifacts=tuple(writes),
+        messages=(agent_says(f"m{rng.randrange(99)}"),) if rng.random() < 0.3 else (),
+        metadata={"k": rng.randrange(5)} if rng.random() < 0.2 else None,
+    )
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_reused_encoding_is_the_full_encoding(seed: int) -> None:
+    rng = random.Random(seed)
+    task = a_task()
+    previous = Written(1, 0, task, V1.encode(task))
+    for step in range(60):
+        task = apply_update(task, random_update(rng, task), now=NOW)
+        document = encode_task(task, previous)
+        assert document == V1.encode(task), f"step {step}"
+        assert V1.decode(document, m.Task) == task
+        previous = Written(previous.version + 1, step, task, document)
+
+
+def test_appended_parts_keep_their_earlier_encoding() -> None:
+    artifact = m.new_artifact([m.TextPart("one")])
+    task = attrs.evolve(a_task(), artifacts=(artifact,))
+    first = V1.encode(task)
+    update = TaskUpdate(
+        artifacts=(ArtifactWrite(attrs.evolve(artifact, parts=(m.TextPart("two"),)), append=True),)
+    )
+    later = apply_update(task, update, now=NOW)
+    document = encode_task(later, Written(1, 0, task, first))
+    assert document["artifacts"][0]["parts"][0] is first["artifacts"][0]["parts"][0]
+    assert document["history"][0] is first["history"][0]
+    assert document == V1.encode(later)
+
+
+def test_only_running_tasks_are_remembered_and_never_an_older_version() -> None:
+    written = WrittenTasks(limit=2)
+    task = a_task()
+    written.remember(Written(2, 0, task, {}))
+    written.remember(Written(1, 0, task, {}))
+    assert written.get(task.id) == Written(2, 0, task, {})
+    for state in (S.INPUT_REQUIRED, S.COMPLETED):
+        written.remember(Written(2, 0, task, {}))
+        written.remember(Written(3, 0, attrs.evolve(task, status=m.TaskStatus(state)), {}))
+        assert written.get(task.id) is None
+    others = [a_task() for _ in range(3)]
+    for other in others:
+        written.remember(Written(1, 0, other, {}))
+    assert [written.get(other.id) is not None for other in others] == [False, True, True]
+
+
+async def test_interleaved_writers_never_write_over_each_other(sql_backend: Backend) -> None:
+    """Two replicas append to one artifact in turn: each must see the other's chunks."""
+    async with open_store(sql_backend.url) as one, open_store(sql_backend.url) as two:
+        task = (await one.create_task(ANONYMOUS, a_task())).task
+        artifact_id = m.new_id()
+        sent = []
+        for number in range(12):
+            store = (one, two)[number % 3 == 2]  # two runs of "one", then "two"
+            chunk = m.Artifact(artifact_id=artifact_id, parts=(m.TextPart(f"c{number}"),))
+            await store.update_task(
+                ANONYMOUS,
+                task.id,
+                TaskUpdate(state=S.WORKING, artifacts=(ArtifactWrite(chunk, append=number > 0),)),
+            )
+            sent.append(m.TextPart(f"c{number}"))
+        for store in (one, two):
+            stored = await store.load_task(ANONYMOUS, task.id)
+            assert stored is not None
+            assert stored.task.artifacts[0].parts == tuple(sent)
+            assert stored.version == 13
+
+
+async def test_a_task_recreated_under_its_id_is_read_afresh(tmp_path: Path) -> None:
+    """A legacy client may reuse a task id once the task is gone: the memory of the old one
+    must not stand in for the new one, even at the same version."""
+    url = f"sqlite:///{tmp_path / 'tasks.db'}"
+    async with open_store(url) as one, open_store(url) as two:
+        task = (await one.create_task(ANONYMOUS, a_task("first"))).task
+        await one.update_task(ANONYMOUS, task.id, TaskUpdate(state=S.WORKING))
+        assert await two.delete_task(ANONYMOUS, task.id)
+        again = attrs.evolve(a_task("second"), id=task.id)
+        await two.create_task(ANONYMOUS, again)
+        await two.update_task(ANONYMOUS, task.id, TaskUpdate(state=S.WORKING))
+        stored = await one.update_task(ANONYMOUS, task.id, TaskUpdate(messages=(agent_says("x"),)))
+        assert [
+            part.text
+            for msg in stored.task.history
+            for part in msg.parts
+            if isinstance(part, m.TextPart)
+        ] == ["second", "x"]
+
+
+async def test_a_running_task_is_written_without_reading_its_document(
+    sql_backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What makes a streamed answer of N chunks cost O(N), not O(N²): no decode per chunk."""
+    decoded: list[str] = []
+    decode = _sql._decode_task
+
+    def counting(text: str) -> m.Task:
+        decoded.append(text)
+        return decode(text)
+
+    monkeypatch.setattr(_sql, "_decode_task", counting)
+    async with open_store(sql_backend.url) as store:
+        task = (await store.create_task(ANONYMOUS, a_task())).task
+        artifact_id = m.new_id()
+        for number in range(20):
+            chunk = m.Artifact(artifact_id=artifact_id, parts=(m.TextPart(f"c{number}"),))
+            write = ArtifactWrite(chunk, append=number > 0)
+            await store.update_task(
+                ANONYMOUS, task.id, TaskUpdate(state=S.WORKING, artifacts=(write,))
+            )
+        assert decoded == []
+        stored = await store.load_task(ANONYMOUS, task.id)
+        assert stored is not None
+        assert len(stored.task.artifacts[0].parts) == 20
+        assert len(decoded) == 1
