@@ -4,10 +4,15 @@ Decisions: batches (JSON arrays) are refused with -32600, since A2A's streaming 
 share one HTTP response and no A2A client sends them; a request without ``id`` is a notification
 and gets no response body; ``params`` must be an object.  Ids follow JSON-RPC 2.0 (string, number
 or null) except in the legacy dialect, whose ids are any JSON value (:func:`parse_legacy_request`).
+Either way an answer carries the id exactly as sent, integers beyond 64 bits too
+(:func:`load_request`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
+from collections.abc import Iterator
 from typing import Any, Final
 
 import attrs
@@ -15,9 +20,61 @@ import orjson
 
 from ..errors import A2AError, InvalidParamsError, InvalidRequestError
 from ..model import JsonValue
+from ..wire import loads
 
 type RequestId = str | int | float | None
 """A JSON-RPC 2.0 id (its §4: a string, number or null)."""
+
+
+INT64_MIN: Final = -(2**63)
+UINT64_MAX: Final = 2**64 - 1
+"""orjson reads and writes integers in this range; one beyond it is read as a float, and not
+written at all."""
+
+
+def load_request(body: bytes) -> Any:
+    """The JSON document of a request body (``ParseError`` if it is not JSON), its ``id`` as
+    sent.
+
+    orjson reads an integer literal beyond 64 bits as the nearest float, and the answer would
+    carry ``1.2345678901234568e+29`` for ``123456789012345678901234567890``.  Only an id holding
+    such a float (an integral one beyond the 64-bit range) is read again, by the standard
+    library, which keeps every integer exact; any other request costs one type check.
+    """
+    document = loads(body)
+    rid = document.get("id") if isinstance(document, dict) else None
+    if isinstance(rid, float | list | dict) and any(map(_rounded, _scalars(rid))):
+        with contextlib.suppress(ValueError, RecursionError):  # deeper than the stdlib goes
+            document["id"] = json.loads(body)["id"]
+    return document
+
+
+def _rounded(value: Any) -> bool:
+    """Whether orjson may have rounded an integer literal to ``value``."""
+    return isinstance(value, float) and value.is_integer() and abs(value) >= 2**63
+
+
+def _scalars(value: Any) -> Iterator[Any]:
+    """The scalars in a JSON value, without recursion (a legacy id may be any JSON value)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        else:
+            yield item
+
+
+def _writable(rid: JsonValue) -> Any:
+    """``rid`` as orjson can write it: an id holding an integer beyond 64 bits (which orjson
+    refuses) is written by the standard library, as a ready-made piece of JSON."""
+    if isinstance(rid, str | float) or rid is None:
+        return rid  # most ids, without a walk
+    if any(type(x) is int and not INT64_MIN <= x <= UINT64_MAX for x in _scalars(rid)):
+        return orjson.Fragment(json.dumps(rid, ensure_ascii=False, separators=(",", ":")))
+    return rid
 
 
 @attrs.frozen
@@ -90,12 +147,12 @@ def _valid_id(value: Any) -> bool:
 
 
 def success(rid: JsonValue, result: Any) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": rid, "result": result}
+    return {"jsonrpc": "2.0", "id": _writable(rid), "result": result}
 
 
 def success_bytes(rid: RequestId, result: bytes) -> bytes:
     """A success response around an already-serialized result (same bytes as ``success``)."""
-    return b'{"jsonrpc":"2.0","id":' + orjson.dumps(rid) + b',"result":' + result + b"}"
+    return b'{"jsonrpc":"2.0","id":' + orjson.dumps(_writable(rid)) + b',"result":' + result + b"}"
 
 
 def failure(rid: JsonValue, error: A2AError, data: Any = None) -> dict[str, Any]:
@@ -105,4 +162,4 @@ def failure(rid: JsonValue, error: A2AError, data: Any = None) -> dict[str, Any]
         data = error.data
     if data is not None:
         body["data"] = data
-    return {"jsonrpc": "2.0", "id": rid, "error": body}
+    return {"jsonrpc": "2.0", "id": _writable(rid), "error": body}

@@ -28,7 +28,7 @@ from ..errors import (
     VersionNotSupportedError,
 )
 from ..runtime import LogEntry, SubscriberOverflow, TaskStream
-from ..wire import dumps, loads
+from ..wire import dumps
 from . import _jsonrpc as rpc
 from ._body import BodyTooLarge, too_slow
 from ._rest import error_info
@@ -103,7 +103,7 @@ async def answer(
     document: Any = None
     call: rpc.RpcRequest | None = None
     try:
-        document = loads(body)
+        document = rpc.load_request(body)
         call = rpc.parse_request(document)
         method = lookup(call.method, headers)
         params = method.decode(call.params)

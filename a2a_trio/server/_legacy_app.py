@@ -36,7 +36,7 @@ from ..model import JsonValue
 from ..runtime import LogEntry, Skill, SubscriberOverflow, TaskStream
 from ..store import CallerScope
 from ..wire import _legacy as wire
-from ..wire import dumps, loads
+from ..wire import dumps
 from . import _jsonrpc as rpc
 from ._body import BodyTooLarge, read_body, too_slow
 from ._handler import push_not_supported
@@ -151,7 +151,7 @@ class LegacySurface:
             error = InvalidRequestError(too_slow(config.body_timeout))
             return _answer(rpc.failure(None, error), status=408)
         try:
-            document = loads(body)
+            document = rpc.load_request(body)
         except A2AError as error:
             return _answer(rpc.failure(None, error), status=400)
         try:

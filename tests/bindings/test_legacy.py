@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from collections.abc import AsyncIterator
@@ -174,7 +175,21 @@ async def lines_of(response: httpx.Response) -> list[str]:
     return [line async for line in response.aiter_lines()]
 
 
-ODD_IDS = [{"k": 1}, True, False, [1, "two"], [], {}, None, 0, -1.5, "", "r"]
+ODD_IDS = [
+    {"k": 1},
+    True,
+    False,
+    [1, "two"],
+    [],
+    {},
+    None,
+    0,
+    -1.5,
+    "",
+    "r",
+    2**70 + 1,
+    [-(2**64) - 1],
+]
 
 
 @pytest.mark.parametrize("rid", ODD_IDS)
@@ -196,12 +211,12 @@ async def test_any_json_id_is_echoed(legacy: httpx.AsyncClient, rid: object) -> 
         assert (refused.json()["id"], refused.json()["error"]["code"]) == (rid, code)
 
 
-@pytest.mark.parametrize("rid", [{"k": [1, {"n": None}]}, True, [1, "two"]])
+@pytest.mark.parametrize("rid", [{"k": [1, {"n": None}]}, True, [1, "two"], {"n": 10**30 + 1}])
 async def test_any_json_id_is_echoed_in_every_stream_frame(
     legacy: httpx.AsyncClient, rid: object
 ) -> None:
-    def frames(lines: list[str]) -> list[Any]:
-        return [orjson.loads(x.removeprefix("data: ")) for x in lines if x.startswith("data: ")]
+    def frames(lines: list[str]) -> list[Any]:  # the stdlib's json: integers stay exact
+        return [json.loads(x.removeprefix("data: ")) for x in lines if x.startswith("data: ")]
 
     envelope = rpc("tasks/sendSubscribe", {"id": f"odd-{uuid.uuid4()}", "message": text("ab")}, rid)
     async with legacy.stream("POST", "/parked", json=envelope) as response:
@@ -212,12 +227,12 @@ async def test_any_json_id_is_echoed_in_every_stream_frame(
     gate, task_id = str(uuid.uuid4()), f"odd-{uuid.uuid4()}"
     envelope = rpc("tasks/sendSubscribe", {"id": task_id, "message": text(gate)}, rid)
     async with legacy.stream("POST", "/agents/gated", json=envelope) as response:
-        first = orjson.loads((await anext(response.aiter_lines())).removeprefix("data: "))
+        first = json.loads((await anext(response.aiter_lines())).removeprefix("data: "))
     assert first["id"] == rid
     envelope = rpc("tasks/resubscribe", {"id": task_id}, rid)
     async with legacy.stream("POST", "/agents/gated", json=envelope) as response:
         lines = response.aiter_lines()
-        resubscribed = [orjson.loads((await anext(lines)).removeprefix("data: "))]
+        resubscribed = [json.loads((await anext(lines)).removeprefix("data: "))]
         gates.setdefault(gate, trio.Event()).set()
         resubscribed += frames([line async for line in lines])
     assert resubscribed[-1]["result"]["final"] is True

@@ -6,6 +6,7 @@ import pytest
 
 from a2a_trio import model as m
 from a2a_trio.errors import InvalidParamsError, TaskNotFoundError
+from a2a_trio.server import _jsonrpc as rpc
 from a2a_trio.server._legacy import LegacyEvents, LegacyIds, bearer_refusal
 from a2a_trio.server._rest import (
     RouteNotFound,
@@ -19,7 +20,7 @@ from a2a_trio.server._rpc_methods import V1_METHODS
 from a2a_trio.server._rpc_v03 import V03_METHODS
 from a2a_trio.server._tenants import request_headers
 from a2a_trio.store import ANONYMOUS, CallerScope
-from a2a_trio.wire import V03
+from a2a_trio.wire import V03, dumps
 
 
 def test_every_v03_method_has_an_entry_sharing_a_v1_operation() -> None:
@@ -216,3 +217,21 @@ def test_integer_query_values_refuse_what_only_python_reads(value: str) -> None:
         integer("pageSize", value)
     assert refused.value.path == "$.query.pageSize"
     assert "pageSize must be a decimal integer (digits only)" in refused.value.message
+
+
+def test_request_ids_beyond_64_bits_are_read_and_written_exactly() -> None:
+    big = 123456789012345678901234567890
+    document = rpc.load_request(b'{"jsonrpc": "2.0", "id": %d, "method": "m"}' % big)
+    assert rpc.parse_request(document).id == big
+    sent = b'{"jsonrpc":"2.0","id":%d,"result":{}}' % big
+    assert rpc.success_bytes(big, b"{}") == sent
+    assert dumps(rpc.success(big, {})) == sent
+    assert dumps(rpc.failure(-big, TaskNotFoundError())).startswith(
+        b'{"jsonrpc":"2.0","id":-%d,' % big
+    )
+    legacy = rpc.load_request(b'{"id": [1e30, {"n": -18446744073709551616}, 2.5], "x": 1e30}')
+    assert legacy["id"] == [1e30, {"n": -(2**64)}, 2.5]
+    assert dumps(rpc.success(legacy["id"], None)) == (
+        b'{"jsonrpc":"2.0","id":[1e+30,{"n":-18446744073709551616},2.5],"result":null}'
+    )
+    assert rpc.load_request(b'{"id": 5, "x": 1e30}') == {"id": 5, "x": 1e30}

@@ -166,6 +166,46 @@ async def test_valid_ids_are_echoed_exactly(http: httpx.AsyncClient) -> None:
         assert result["tasks"] == []
 
 
+BIG_IDS = (123456789012345678901234567890, 2**64, -(2**63) - 1, -(10**40))
+
+
+@pytest.mark.parametrize("rid", BIG_IDS)
+@pytest.mark.parametrize(
+    ("version", "methods"),
+    [("1.0", ("GetTask", "ListTasks")), ("0.3", ("tasks/get", "tasks/list"))],
+)
+async def test_integer_ids_beyond_64_bits_are_echoed_exactly(
+    http: httpx.AsyncClient, rid: int, version: str, methods: tuple[str, str]
+) -> None:
+    """JSON-RPC 2.0 §5: the response has the same id; orjson reads such a literal as a float."""
+    headers = {"A2A-Version": version, "Content-Type": "application/json"}
+    failing, listing = methods
+    for method, params in ((failing, {"id": "none"}), (listing, {})):
+        document = orjson.dumps(rpc(method, params, 0)).replace(b'"id":0', b'"id":%d' % rid)
+        response = await http.post("/", content=document, headers=headers)
+        assert response.status_code == 200
+        assert response.json()["id"] == rid
+        assert response.content.startswith(b'{"jsonrpc":"2.0","id":%d,' % rid)
+
+
+async def test_integer_ids_beyond_64_bits_are_echoed_in_stream_frames(
+    http: httpx.AsyncClient,
+) -> None:
+    rid = BIG_IDS[0]
+    document = orjson.dumps(rpc("SendStreamingMessage", {"message": user_message("x")}, 0))
+    document = document.replace(b'"id":0', b'"id":%d' % rid)
+    headers = {"Content-Type": "application/json"}
+    async with http.stream("POST", "/", content=document, headers=headers) as response:
+        frames = [line async for line in response.aiter_lines() if line.startswith("data: ")]
+    assert frames and all(f'"id":{rid},' in frame for frame in frames)
+
+
+async def test_floats_are_echoed_as_the_same_number(http: httpx.AsyncClient) -> None:
+    for literal, value in ((b"1e30", 1e30), (b"-2.5E+19", -2.5e19), (b"1.5", 1.5)):
+        document = orjson.dumps(rpc("ListTasks", {}, 0)).replace(b'"id":0', b'"id":' + literal)
+        assert result_of(await post_raw(http, document), value)["tasks"] == []
+
+
 async def test_missing_or_invalid_method_is_invalid_request(http: httpx.AsyncClient) -> None:
     for method in (None, "", 7, ["GetTask"], {"name": "GetTask"}):
         rid = f"m-{method}"
