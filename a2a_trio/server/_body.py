@@ -1,22 +1,50 @@
-"""Reading request bodies with a byte bound, whatever the framing.
+"""Reading request bodies with a byte bound, whatever the framing, and a time bound.
 
 Quart refuses an oversize body up front only when it has a Content-Length; a chunked body would be
-buffered whole first.  Counting while reading refuses it as soon as it passes the bound.
+buffered whole first.  Counting while reading refuses it as soon as it passes the bound.  Every
+binding reads its body under :func:`body_deadline`, the one place a late body becomes a 408.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import trio
 from quart import Request
+
+from ..errors import InvalidRequestError
 
 
 class BodyTooLarge(Exception):
     """The request body exceeds the configured limit."""
 
 
+class BodyTooSlowError(InvalidRequestError):
+    """The request body did not arrive within ``body_timeout`` (-32600, HTTP 408)."""
+
+    http_status = 408
+    grpc_status = "DEADLINE_EXCEEDED"
+
+
+@contextmanager
+def body_deadline(timeout: float) -> Iterator[None]:
+    """Bound reading a request body (``ServerConfig.body_timeout``): when ``timeout`` seconds
+    pass first, the read is cancelled and ``BodyTooSlowError`` raised, which each binding
+    answers in its own error shape with the error's HTTP status."""
+    try:
+        with trio.fail_after(timeout):
+            yield
+    except trio.TooSlowError:
+        raise BodyTooSlowError(
+            f"The request body did not arrive within {timeout:g} seconds"
+        ) from None
+
+
 async def read_body(request: Request, limit: int) -> bytes:
     """The whole body, or ``BodyTooLarge`` as soon as more than ``limit`` bytes arrived.
 
-    No deadline of its own: callers bound it with ``trio.fail_after(config.body_timeout)``.
+    No deadline of its own: callers bound it with :func:`body_deadline`.
     """
     declared = request.content_length
     if declared is not None and declared > limit:
@@ -29,8 +57,3 @@ async def read_body(request: Request, limit: int) -> bytes:
             raise BodyTooLarge
         chunks.append(chunk)
     return b"".join(chunks)
-
-
-def too_slow(timeout: float) -> str:
-    """What a client whose body did not arrive in time is told."""
-    return f"The request body did not arrive within {timeout:g} seconds"

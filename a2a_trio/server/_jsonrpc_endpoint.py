@@ -30,7 +30,7 @@ from ..errors import (
 from ..runtime import LogEntry, SubscriberOverflow, TaskStream
 from ..wire import dumps
 from . import _jsonrpc as rpc
-from ._body import BodyTooLarge, too_slow
+from ._body import BodyTooLarge, BodyTooSlowError, body_deadline
 from ._rest import error_info
 from ._rpc_methods import V1_METHODS, CallInfo, Method, StreamingMethod
 from ._rpc_v03 import V03_METHODS
@@ -212,16 +212,15 @@ class JsonRpcEndpoint:
             )
             await _refuse(send, headers, wrong_type, status=415)
             return
-        timeout = self.server.config.body_timeout
         try:
-            with trio.fail_after(timeout):
+            with body_deadline(self.server.config.body_timeout):
                 body = await read_body(receive, headers, limit)
         except BodyTooLarge:
             too_large = InvalidRequestError(f"Request body larger than {limit} bytes")
             await _refuse(send, headers, too_large, status=413)
             return
-        except trio.TooSlowError:
-            await _refuse(send, headers, InvalidRequestError(too_slow(timeout)), status=408)
+        except BodyTooSlowError as too_slow:
+            await _refuse(send, headers, too_slow)
             return
         except ClientGone:
             return

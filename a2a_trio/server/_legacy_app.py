@@ -38,7 +38,7 @@ from ..store import CallerScope
 from ..wire import _legacy as wire
 from ..wire import dumps
 from . import _jsonrpc as rpc
-from ._body import BodyTooLarge, read_body, too_slow
+from ._body import BodyTooLarge, BodyTooSlowError, body_deadline, read_body
 from ._handler import push_not_supported
 from ._legacy import LegacyEvents, LegacyIds, LegacyTask, bearer_refusal, result_text
 from ._sse import encode_event
@@ -142,14 +142,13 @@ class LegacySurface:
         scope = caller_scope(config, "", owner)  # the dialect has no tenants: the default one
         document: Any = None
         try:
-            with trio.fail_after(config.body_timeout):
+            with body_deadline(config.body_timeout):
                 body = await read_body(request, config.max_body_bytes)
         except BodyTooLarge:
             error = InvalidRequestError(f"Request body larger than {config.max_body_bytes} bytes")
             return _answer(rpc.failure(None, error), status=413)
-        except trio.TooSlowError:
-            error = InvalidRequestError(too_slow(config.body_timeout))
-            return _answer(rpc.failure(None, error), status=408)
+        except BodyTooSlowError as too_slow:
+            return _answer(rpc.failure(None, too_slow), status=too_slow.http_status)
         try:
             document = rpc.load_request(body)
         except A2AError as error:

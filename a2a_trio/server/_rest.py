@@ -178,13 +178,6 @@ class BodyTooLargeError(errors.InvalidRequestError):
     http_status = 413
 
 
-class BodyTooSlowError(errors.InvalidRequestError):
-    """The request body did not arrive within ``body_timeout`` (HTTP 408)."""
-
-    http_status = 408
-    grpc_status = "DEADLINE_EXCEEDED"
-
-
 @attrs.frozen
 class RestCall:
     """A matched request: the v1.0 method to run and its ProtoJSON params (body not yet in)."""

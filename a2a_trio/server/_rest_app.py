@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, cast
 
-import trio
 from quart import Response, request
 from quart_trio import QuartTrio
 from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound
@@ -25,13 +24,12 @@ from ..errors import (
 )
 from ..runtime import LogEntry
 from ..wire import dumps, loads
-from ._body import BodyTooLarge, read_body, too_slow
+from ._body import BodyTooLarge, body_deadline, read_body
 from ._jsonrpc_endpoint import JSON_TYPES, last_event_id
 from ._rest import (
     V03_PREFIX,
     V1_REST,
     BodyTooLargeError,
-    BodyTooSlowError,
     VerbNotAllowed,
     match_route,
     problem,
@@ -85,12 +83,10 @@ def mount_rest(app: QuartTrio, server: A2AServer) -> None:
 async def _json_body(server: A2AServer) -> Any:
     config = server.config
     try:
-        with trio.fail_after(config.body_timeout):
+        with body_deadline(config.body_timeout):
             body = await read_body(request, config.max_body_bytes)
     except BodyTooLarge:
         raise BodyTooLargeError(f"Request body larger than {config.max_body_bytes} bytes") from None
-    except trio.TooSlowError:
-        raise BodyTooSlowError(too_slow(config.body_timeout)) from None
     if not body.strip():
         return None
     if request.mimetype not in JSON_TYPES:
