@@ -1,16 +1,17 @@
 """The SQLite task store: the embedded default, one file, survives restarts.
 
-stdlib ``sqlite3`` in worker threads (``trio.to_thread``): one writer connection behind a
-``CapacityLimiter(1)`` taking ``BEGIN IMMEDIATE`` transactions, and a few reader connections
-that WAL lets run beside it.  ``synchronous=FULL`` (the default) makes a commit durable across
-power loss; ``NORMAL`` is faster and still loses nothing when only the process dies.
+stdlib ``sqlite3`` in worker threads (``trio.to_thread``): one writer connection taking
+``BEGIN IMMEDIATE`` transactions, which commits the writes queued meanwhile together (see
+``_sqlite_writer``), and a few reader connections that WAL lets run beside it.
+``synchronous=FULL`` (the default) makes a commit durable across power loss; ``NORMAL`` is
+faster and still loses nothing when only the process dies.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Final, Literal
@@ -18,7 +19,8 @@ from typing import Final, Literal
 import trio
 
 from ._base import DEFAULT_RETENTION, Retention, StoreSchemaError
-from ._sql import Cursor, Dialect, SqlTaskStore, Tx
+from ._sql import Dialect, SqlTaskStore, Tx
+from ._sqlite_writer import GroupWriter, SqliteTx
 
 type Synchronous = Literal["FULL", "NORMAL"]
 
@@ -72,18 +74,10 @@ DIALECT: Final = Dialect(
 )
 
 
-class _SqliteTx:
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn = conn
-
-    def run(self, sql: str, params: Sequence[object] = ()) -> Cursor:
-        return self._conn.execute(sql, params)
-
-
 def _transaction[T](conn: sqlite3.Connection, begin: str, fn: Callable[[Tx], T]) -> T:
     conn.execute(begin)
     with conn:  # commits on success, rolls back on any exception
-        return fn(_SqliteTx(conn))
+        return fn(SqliteTx(conn))
 
 
 def migrate(conn: sqlite3.Connection) -> int:
@@ -132,8 +126,7 @@ class SqliteDriver:
     def __init__(self, path: str, *, synchronous: Synchronous, readers: int) -> None:
         self._path = path
         self._synchronous = synchronous
-        self._writer: sqlite3.Connection | None = None
-        self._write_limiter = trio.CapacityLimiter(1)
+        self._writer: GroupWriter | None = None
         self._read_limiter = trio.CapacityLimiter(readers)
         self._idle_readers: list[sqlite3.Connection] = []
 
@@ -156,17 +149,16 @@ class SqliteDriver:
         """Open the writer connection and bring the schema up to date."""
         # The schema check comes before the switch to WAL, so a file of a newer a2a_trio is
         # refused untouched (the switch rewrites a rollback-journal file's header).
-        self._writer = await trio.to_thread.run_sync(partial(self.connect, wal=False))
-        await trio.to_thread.run_sync(migrate, self._writer, limiter=self._write_limiter)
-        await trio.to_thread.run_sync(_use_wal, self._writer, limiter=self._write_limiter)
+        conn = await trio.to_thread.run_sync(partial(self.connect, wal=False))
+        self._writer = GroupWriter(conn)
+        await trio.to_thread.run_sync(migrate, conn)
+        await trio.to_thread.run_sync(_use_wal, conn)
 
     async def write[T](self, fn: Callable[[Tx], T]) -> T:
         if self._writer is None:
             raise RuntimeError("the SQLite store is not open")
         with DIALECT.unavailable_on_operational_error():
-            return await trio.to_thread.run_sync(
-                _transaction, self._writer, "BEGIN IMMEDIATE", fn, limiter=self._write_limiter
-            )
+            return await self._writer.write(fn)
 
     async def read[T](self, fn: Callable[[Tx], T]) -> T:
         async with self._read_limiter:
@@ -182,7 +174,7 @@ class SqliteDriver:
                 self._idle_readers.append(conn)
 
     async def aclose(self) -> None:
-        conns = [*self._idle_readers, *([self._writer] if self._writer else [])]
+        conns = [*self._idle_readers, *([self._writer.conn] if self._writer else [])]
         self._idle_readers.clear()
         self._writer = None
         with trio.CancelScope(shield=True):
