@@ -13,6 +13,10 @@
   push-notification configs; both go when the task goes.  ``create_task`` and ``update_task``
   take the events a write produced (``events=``) and log them in the same transaction, so the
   task and its log never disagree; a refused event refuses the whole write.
+- ``touch_task`` marks a task freshly written without changing it (a replica's lease on the
+  tasks it runs), if it is still at the version the caller knows; ``task_version`` and
+  ``last_event_seq`` are the cheap reads that tell whether a task moved on, and where its log
+  goes on.
 - ``list_unfinished`` finds non-terminal tasks across all scopes (restart recovery);
   ``purge_expired`` removes terminal tasks older than ``Retention.terminal_ttl``.
 
@@ -193,6 +197,20 @@ class TaskStore(Protocol):
         """
         ...
 
+    async def touch_task(self, scope: CallerScope, task_id: str, *, expected_version: int) -> bool:
+        """Set the task's last update time to now, leaving its version, document, events and
+        place in listings as they are, when it is at ``expected_version``.
+
+        Whether it was (``False``: it changed since, or is gone).  A replica holds its lease on
+        a running task this way without bumping the version another replica's
+        ``expected_version`` write (a cancel) was read against.
+        """
+        ...
+
+    async def task_version(self, scope: CallerScope, task_id: str) -> int | None:
+        """The task's version without its document, or ``None`` when it does not exist."""
+        ...
+
     async def list_tasks(self, scope: CallerScope, query: TaskQuery) -> TaskPage:
         """Tasks in this scope matching ``query``, newest-updated first."""
         ...
@@ -214,6 +232,11 @@ class TaskStore(Protocol):
         self, scope: CallerScope, task_id: str, *, after_seq: int = 0
     ) -> tuple[SequencedEvent, ...]:
         """The task's logged events with a sequence number above ``after_seq``, in order."""
+        ...
+
+    async def last_event_seq(self, scope: CallerScope, task_id: str) -> int:
+        """The highest sequence number in the task's log (0 when empty), without reading the
+        events: where the next event's number follows on.  ``TaskNotFoundError`` when absent."""
         ...
 
     async def set_push_config(

@@ -129,6 +129,17 @@ class MemoryTaskStore:
         self._rows[task_id] = self._rows.pop(task_id)  # keep the dict in write order
         return row.stored
 
+    async def touch_task(self, scope: CallerScope, task_id: str, *, expected_version: int) -> bool:
+        row = self._row(scope, task_id)
+        if row is None or row.stored.version != expected_version:
+            return False
+        row.stored = attrs.evolve(row.stored, updated_at=m.utcnow())  # its listing place stays
+        return True
+
+    async def task_version(self, scope: CallerScope, task_id: str) -> int | None:
+        row = self._row(scope, task_id)
+        return None if row is None else row.stored.version
+
     async def list_tasks(self, scope: CallerScope, query: TaskQuery) -> TaskPage:
         check_query(query)
         after = decode_cursor(query.page_token) if query.page_token else None
@@ -192,6 +203,9 @@ class MemoryTaskStore:
     ) -> tuple[SequencedEvent, ...]:
         log = self._existing(scope, task_id).events
         return tuple((seq, log[seq]) for seq in sorted(log) if seq > after_seq)
+
+    async def last_event_seq(self, scope: CallerScope, task_id: str) -> int:
+        return max(self._existing(scope, task_id).events, default=0)
 
     async def set_push_config(
         self, scope: CallerScope, config: m.TaskPushNotificationConfig

@@ -297,6 +297,42 @@ class SqlTaskStore:
         self._written.remember(written)
         return StoredTask(written.task, written.version, from_micros(written.updated_us))
 
+    async def touch_task(self, scope: CallerScope, task_id: str, *, expected_version: int) -> bool:
+        if not storable(task_id, scope.tenant, scope.owner):
+            return False
+        select = (
+            "SELECT version, updated_us FROM a2a_tasks WHERE id = ? AND tenant = ? AND owner = ?"
+            + self._dialect.lock_row
+        )
+        now_us = to_micros(m.utcnow())
+
+        def touch(tx: Tx) -> int | None:
+            """The row's write time before the touch; ``None``, untouched, at another version."""
+            row = tx.run(select, (task_id, scope.tenant, scope.owner)).fetchone()
+            if row is None or row[0] != expected_version:
+                return None
+            tx.run("UPDATE a2a_tasks SET updated_us = ? WHERE id = ?", (now_us, task_id))
+            return int(row[1])
+
+        before_us = await self._driver.write(touch)
+        if before_us is None:
+            return False
+        self._written.touched(task_id, expected_version, before_us, now_us)
+        return True
+
+    async def task_version(self, scope: CallerScope, task_id: str) -> int | None:
+        if not storable(task_id, scope.tenant, scope.owner):
+            return None
+
+        def version(tx: Tx) -> Any:
+            return tx.run(
+                "SELECT version FROM a2a_tasks WHERE id = ? AND tenant = ? AND owner = ?",
+                (task_id, scope.tenant, scope.owner),
+            ).fetchone()
+
+        row = await self._driver.read(version)
+        return None if row is None else int(row[0])
+
     async def list_tasks(self, scope: CallerScope, query: TaskQuery) -> TaskPage:
         check_query(query)
         after = decode_cursor(query.page_token) if query.page_token else None
@@ -401,6 +437,21 @@ class SqlTaskStore:
 
         rows = await self._driver.read(load)
         return tuple((seq, V1.decode_stream_response(loads(text))) for seq, text in rows)
+
+    async def last_event_seq(self, scope: CallerScope, task_id: str) -> int:
+        _require_storable(scope, task_id)
+
+        def last(tx: Tx) -> Any:
+            return tx.run(
+                "SELECT (SELECT max(seq) FROM a2a_task_events WHERE task_id = a2a_tasks.id)"
+                " FROM a2a_tasks WHERE id = ? AND tenant = ? AND owner = ?",
+                (task_id, scope.tenant, scope.owner),
+            ).fetchone()
+
+        row = await self._driver.read(last)
+        if row is None:
+            raise TaskNotFoundError(f"Task {task_id} not found")
+        return 0 if row[0] is None else int(row[0])
 
     async def set_push_config(
         self, scope: CallerScope, config: m.TaskPushNotificationConfig

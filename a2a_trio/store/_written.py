@@ -61,6 +61,13 @@ class WrittenTasks:
             del self._by_id[next(iter(self._by_id))]
         self._by_id[task_id] = written
 
+    def touched(self, task_id: str, version: int, before_us: int, now_us: int) -> None:
+        """A touch moved the row at ``version`` from write time ``before_us`` to ``now_us``: an
+        entry that was current then is current still (any other stays stale, and is re-read)."""
+        known = self._by_id.get(task_id)
+        if known is not None and (known.version, known.updated_us) == (version, before_us):
+            self._by_id[task_id] = attrs.evolve(known, updated_us=now_us)
+
     def forget(self, task_id: str) -> None:
         self._by_id.pop(task_id, None)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import attrs
 import pytest
@@ -278,6 +278,64 @@ async def test_update_of_an_unknown_task_is_not_found(store: TaskStore) -> None:
         await store.update_task(ANONYMOUS, "no-such-task", TaskUpdate(state=S.WORKING))
 
 
+# -- touch: a lease on a running task ----------------------------------------------------------
+
+
+async def a_moment_after(stamp: datetime) -> datetime:
+    """The clock, once it reads later than ``stamp`` (within a microsecond or so)."""
+    while (now := m.utcnow()) <= stamp:
+        await trio.lowlevel.checkpoint()
+    return now
+
+
+async def test_a_touch_freshens_the_write_time_and_changes_nothing_else(store: TaskStore) -> None:
+    task = a_task()
+    first = await store.create_task(ALICE, task, events=[(1, task)])
+    working = await store.update_task(ALICE, task.id, TaskUpdate(state=S.WORKING))
+    newer = (await store.create_task(ALICE, a_task())).task
+    mark = await a_moment_after(working.updated_at)
+    assert await store.touch_task(ALICE, task.id, expected_version=2) is True
+    touched = await store.load_task(ALICE, task.id)
+    assert touched is not None
+    assert (touched.task, touched.version) == (working.task, 2)
+    assert touched.updated_at >= mark > first.updated_at
+    (unfinished,) = [i for i in await store.list_unfinished() if i.stored.task.id == task.id]
+    assert unfinished.stored.updated_at == touched.updated_at
+    listed = await store.list_tasks(ALICE, TaskQuery())
+    assert [found.id for found in listed.tasks] == [newer.id, task.id]  # not moved to the front
+    assert await store.load_events(ALICE, task.id) == ((1, task),)
+    # The version a reader took before the touch still writes: a cancel is not refused.
+    canceled = await store.update_task(
+        ALICE, task.id, TaskUpdate(state=S.CANCELED), expected_version=2
+    )
+    assert canceled.version == 3
+
+
+async def test_a_touch_at_another_version_changes_nothing(store: TaskStore) -> None:
+    task = (await store.create_task(ALICE, a_task())).task
+    moved = await store.update_task(ALICE, task.id, TaskUpdate(state=S.WORKING))
+    assert await store.touch_task(ALICE, task.id, expected_version=1) is False
+    assert await store.load_task(ALICE, task.id) == moved
+
+
+async def test_a_touch_finds_no_task_of_another_caller_or_none_at_all(store: TaskStore) -> None:
+    created = await store.create_task(ALICE, a_task())
+    task_id = created.task.id
+    await a_moment_after(created.updated_at)
+    for scope, lookup in ((MALLORY, task_id), (OTHER_TENANT, task_id), (ALICE, "nope")):
+        assert await store.touch_task(scope, lookup, expected_version=1) is False
+        assert await store.task_version(scope, lookup) is None
+    assert await store.load_task(ALICE, task_id) == created
+
+
+async def test_task_version_follows_writes_and_not_touches(store: TaskStore) -> None:
+    task = (await store.create_task(ALICE, a_task())).task
+    assert await store.task_version(ALICE, task.id) == 1
+    await store.update_task(ALICE, task.id, TaskUpdate(state=S.WORKING))
+    assert await store.touch_task(ALICE, task.id, expected_version=2)
+    assert await store.task_version(ALICE, task.id) == 2
+
+
 # -- caller scope ------------------------------------------------------------------------------
 
 
@@ -537,6 +595,20 @@ async def test_events_of_an_unknown_task_are_not_found(store: TaskStore) -> None
         await store.append_events(ANONYMOUS, "nope", [(1, agent_says("x"))])
 
 
+async def test_last_event_seq_is_the_newest_logged_number(store: TaskStore) -> None:
+    task = (await store.create_task(ALICE, a_task())).task
+    other = a_task()
+    await store.create_task(ALICE, other, events=[(1, other), (2, other)])
+    assert await store.last_event_seq(ALICE, task.id) == 0
+    await store.append_events(ALICE, task.id, [(3, task), (1, task)])
+    assert await store.last_event_seq(ALICE, task.id) == 3
+    await store.update_task(ALICE, task.id, TaskUpdate(), events=[(4, task)])
+    assert await store.last_event_seq(ALICE, task.id) == 4
+    for scope, task_id in ((MALLORY, task.id), (ALICE, "nope"), (ALICE, "x\x00")):
+        with pytest.raises(TaskNotFoundError):
+            await store.last_event_seq(scope, task_id)
+
+
 async def test_the_event_log_keeps_only_the_newest(backend: Backend) -> None:
     async with open_store(backend.url, retention=Retention(max_events_per_task=3)) as store:
         task = (await store.create_task(ANONYMOUS, a_task())).task
@@ -550,6 +622,7 @@ async def test_the_event_log_keeps_only_the_newest(backend: Backend) -> None:
         await store.update_task(ANONYMOUS, task.id, TaskUpdate(), events=[(6, message)])
         kept = await store.load_events(ANONYMOUS, task.id)
         assert [seq for seq, _event in kept] == [4, 5, 6]
+        assert await store.last_event_seq(ANONYMOUS, task.id) == 6
         assert await store.load_events(ANONYMOUS, other.id) == ((1, message),)
 
 

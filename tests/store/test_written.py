@@ -155,3 +155,46 @@ async def test_a_running_task_is_written_without_reading_its_document(
         assert stored is not None
         assert len(stored.task.artifacts[0].parts) == 20
         assert len(decoded) == 1
+
+
+async def test_a_touch_keeps_a_running_tasks_memory_current(
+    sql_backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lease refresh moves the row's write time: the memory moves with it, so the handler's
+    next write still skips reading the document."""
+    decoded: list[str] = []
+    decode = _sql._decode_task
+
+    def counting(text: str) -> m.Task:
+        decoded.append(text)
+        return decode(text)
+
+    monkeypatch.setattr(_sql, "_decode_task", counting)
+    async with open_store(sql_backend.url) as store:
+        task = (await store.create_task(ANONYMOUS, a_task())).task
+        await store.update_task(ANONYMOUS, task.id, TaskUpdate(state=S.WORKING))
+        assert await store.touch_task(ANONYMOUS, task.id, expected_version=2)
+        stored = await store.update_task(
+            ANONYMOUS, task.id, TaskUpdate(messages=(agent_says("x"),)), expected_version=2
+        )
+        assert decoded == []
+        assert stored.version == 3
+
+
+async def test_a_touch_of_a_recreated_task_leaves_the_old_memory_stale(
+    sql_backend: Backend,
+) -> None:
+    """The new task reached the version this process remembers of the old one: the touch
+    matches it, but the memory of the old document must not pass for current."""
+    async with open_store(sql_backend.url) as one, open_store(sql_backend.url) as two:
+        task = (await one.create_task(ANONYMOUS, a_task("first"))).task
+        await one.update_task(ANONYMOUS, task.id, TaskUpdate(state=S.WORKING))
+        assert await two.delete_task(ANONYMOUS, task.id)
+        await two.create_task(ANONYMOUS, attrs.evolve(a_task("second"), id=task.id))
+        await two.update_task(ANONYMOUS, task.id, TaskUpdate(state=S.WORKING))
+        assert await one.touch_task(ANONYMOUS, task.id, expected_version=2)
+        stored = await one.update_task(ANONYMOUS, task.id, TaskUpdate(messages=(agent_says("x"),)))
+        texts = [
+            p.text for msg in stored.task.history for p in msg.parts if isinstance(p, m.TextPart)
+        ]
+        assert texts == ["second", "x"]
