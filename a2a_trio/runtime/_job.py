@@ -6,6 +6,8 @@ and event sequence numbers advance together and subscribers see events in write 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import attrs
 import trio
 
@@ -43,6 +45,9 @@ class Job:
         self.cancel_requested = False
         self.parked = False
         """The handler handed back a JobHandle: the task now follows long-running work."""
+        self.superseded = False
+        """The task moved on without this job (another replica cancelled, re-ran or resumed
+        it): the handler is cancelled and the job writes nothing more."""
         self._store = store
         self._lock = trio.Lock()
         self._changed = trio.lowlevel.ParkingLot()
@@ -98,6 +103,38 @@ class Job:
         finally:
             self._release()
         return True
+
+    async def keep_lease(self) -> bool:
+        """Whether the stored task is still at the version this job last wrote; a running
+        task's write time is freshened too (``touch_task``), so no replica takes it for a
+        crashed one's.  A task waiting for input is only checked: nobody recovers it.
+        Under the write lock, so the job's own writes never look like another replica's."""
+        await self._acquire()
+        try:
+            if self.waiting_for_input:
+                return await self._store.task_version(self.scope, self.id) == self.version
+            return await self._store.touch_task(self.scope, self.id, expected_version=self.version)
+        finally:
+            self._release()
+
+    def supersede(self, stored: m.Task | None, events: Sequence[SequencedEvent]) -> None:
+        """The task moved on elsewhere: publish what the store logged after this job's last
+        event (``events``, as far as they follow on; a cancel's ends with CANCELED), take the
+        stored task as this job's (``None``: it is gone), end the log and cancel the handler.
+
+        The job's version stays the one it wrote, which the store no longer has, so any write
+        the handler's cleanup attempts is refused.
+        """
+        self.superseded = True
+        for seq, event in events:
+            if seq != self.log.last_seq + 1:
+                break
+            self.log.publish(event, seq=seq)
+        if stored is not None:
+            self.task = stored
+        self.log.close()
+        self.cancel_scope.cancel()
+        self._changed.unpark_all()
 
     async def _acquire(self) -> None:
         try:

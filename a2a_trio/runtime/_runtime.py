@@ -43,6 +43,7 @@ from ..store import (
     MAX_PAGE_SIZE,
     ArtifactWrite,
     CallerScope,
+    SequencedEvent,
     StoredTask,
     TaskPage,
     TaskQuery,
@@ -97,10 +98,11 @@ class RuntimeConfig:
     previous process."""
     recovery_lease: float | None = attrs.field(default=None)
     """For several replicas sharing one store: seconds after which a running task that no
-    replica has written is taken as left by a crashed one.  Each replica then refreshes its
+    replica has written is taken as left by a crashed one.  Each replica then touches its
     running tasks every third of the lease and recovers only such tasks, as it runs, so no
-    replica takes a live peer's task.  ``None`` (one server): every unfinished task found at
-    start is recovered at once."""
+    replica takes a live peer's task; at the same pace it stops, without writing, its jobs
+    whose task another replica cancelled, re-ran or resumed.  ``None`` (one server): every
+    unfinished task found at start is recovered at once."""
 
     @recovery_lease.validator
     def _check_lease(self, _attribute: object, value: float | None) -> None:
@@ -266,7 +268,7 @@ class TaskRuntime:
     async def _snapshot(self, scope: CallerScope, stored: StoredTask) -> TaskStream:
         """A task no job runs here (waiting after a restart, finished, or running on another
         replica) as stored, numbered after its stored log."""
-        last_seq = await self._last_stored_seq(scope, stored.task.id)
+        last_seq = await self.store.last_event_seq(scope, stored.task.id)
         return TaskStream([LogEntry(last_seq, stored.task)], None, stop_on_interrupt=False)
 
     async def _resume(self, scope: CallerScope, task_id: str, after: int) -> TaskStream:
@@ -303,7 +305,7 @@ class TaskRuntime:
         if live is not None:
             live.close()
         if not stored and log is None:  # nothing after it here: up to date, or never sent
-            last_seq = await self._last_stored_seq(scope, task_id)
+            last_seq = await self.store.last_event_seq(scope, task_id)
             _check_sent(after, last_seq, task_id)
             if after == last_seq:
                 return TaskStream([], None, stop_on_interrupt=False)
@@ -397,7 +399,7 @@ class TaskRuntime:
         every event a job publishes: in the same write as the update (whose timestamp is fixed
         beforehand, so the snapshot is exactly the stored task)."""
         task = stored.task
-        last_seq = await self._last_stored_seq(scope, task.id)
+        last_seq = await self.store.last_event_seq(scope, task.id)
         if update is None:
             await self.store.append_events(scope, task.id, [(last_seq + 1, task)])
         else:
@@ -411,24 +413,46 @@ class TaskRuntime:
             )
         return self._start(scope, stored.task, stored.version, skill, message, last_seq=last_seq)
 
-    async def _last_stored_seq(self, scope: CallerScope, task_id: str) -> int:
-        events = await self.store.load_events(scope, task_id)
-        return events[-1][0] if events else 0
-
     async def _keep_leases(self, lease: float) -> None:
-        """Every third of ``lease``: write this replica's running tasks (an empty update, so
-        their last write stays fresh), then recover what crashed replicas left.  The writes
-        run side by side and give up at the next tick, so one slow write cannot hold back the
-        others past the lease."""
+        """Every third of ``lease``: freshen this replica's running tasks in the store (a touch,
+        which changes no version, so another replica's cancel is not refused for it) and check
+        that each job's task, waiting ones included, has not moved on elsewhere; then recover
+        what crashed replicas left.  The checks run side by side and give up at the next tick,
+        so one slow write cannot hold back the others past the lease; the running jobs go
+        first, so many waiting jobs' reads never keep their touches from the store's
+        connections."""
         while True:
             await trio.sleep(lease / 3)
             with trio.move_on_after(lease / 3):
-                async with trio.open_nursery() as refreshes:
-                    for job in list(self._jobs.values()):
-                        if not (job.done.is_set() or job.waiting_for_input):
-                            refreshes.start_soon(_refresh, job)
+                for waiting in (False, True):
+                    async with trio.open_nursery() as checks:
+                        for job in list(self._jobs.values()):
+                            if job.waiting_for_input is waiting:
+                                checks.start_soon(self._keep_lease, job)
             if self.config.recover_unfinished:
                 await self._recover()
+
+    async def _keep_lease(self, job: Job) -> None:
+        """Freshen ``job``'s task, or stop the job when its task moved on elsewhere.  An
+        unavailable store, or a task deleted meanwhile, waits for the next tick."""
+        with contextlib.suppress(StoreUnavailableError, TaskNotFoundError):
+            if not await job.keep_lease():
+                await self._supersede(job)
+
+    async def _supersede(self, job: Job) -> None:
+        """Stop ``job``, whose task another replica cancelled, re-ran, or resumed with a
+        follow-up, without writing: its streams here get what the store logged meanwhile (a
+        cancel's final event included) and end; blocking senders get the stored task."""
+        stored = await self.store.load_task(job.scope, job.id)
+        events: tuple[SequencedEvent, ...] = ()
+        if stored is not None:
+            events = await self.store.load_events(job.scope, job.id, after_seq=job.log.last_seq)
+        if self._jobs.get(job.id) is not job:
+            return  # it ended here meanwhile, its final write refused
+        if stored is not None and not m.is_terminal(stored.task.status.state):
+            logger.info("task %s goes on at another replica; its job here stops", job.id)
+        del self._jobs[job.id]
+        job.supersede(None if stored is None else stored.task, events)
 
     async def _recover_until_done(self) -> None:
         """The recovery at start found the store unavailable: try again until it is done, so
@@ -479,7 +503,7 @@ class TaskRuntime:
         task = stored.task
         message = agent_message(task, text)
         update = TaskUpdate(state=state, status_message=message, timestamp=m.utcnow())
-        first = await self._last_stored_seq(scope, task.id) + 1
+        first = await self.store.last_event_seq(scope, task.id) + 1
         events = list(enumerate(update_events(task, update), start=first))
         return await self.store.update_task(
             scope, task.id, update, expected_version=stored.version, events=events
@@ -550,7 +574,7 @@ class TaskRuntime:
                     state=m.TaskState.FAILED,
                     status_message=agent_message(job.task, SHUTDOWN_MESSAGE),
                 )
-            if final is not None:  # shielded from the runtime's cancellation, but bounded
+            if final is not None and not job.superseded:  # shielded, but bounded
                 deadline = trio.current_time() + self.config.finalize_timeout
                 with trio.CancelScope(shield=True, deadline=deadline):
                     await self._settle(job, final)
@@ -594,10 +618,11 @@ class TaskRuntime:
 
     def _retire(self, job: Job) -> None:
         job.finish()
-        self._jobs.pop(job.id, None)
-        self._finished[job.id] = (job.scope, job.log)
-        while len(self._finished) > self.config.finished_logs:
-            self._finished.popitem(last=False)
+        if not job.superseded:  # a superseded job left the jobs already; its log is not the task's
+            self._jobs.pop(job.id, None)
+            self._finished[job.id] = (job.scope, job.log)
+            while len(self._finished) > self.config.finished_logs:
+                self._finished.popitem(last=False)
         self._idle.unpark_all()
 
     # --- lookups --------------------------------------------------------------------------
@@ -658,16 +683,6 @@ def _check_user_message(message: m.Message) -> None:
 def _check_history_length(history_length: int | None, path: str = "$.params.historyLength") -> None:
     if history_length is not None and history_length < 0:
         raise InvalidParamsError("historyLength must not be negative", path=path)
-
-
-async def _refresh(job: Job) -> None:
-    """Write ``job``'s task unchanged, so its last write shows a live replica runs it.
-
-    A refusal means it changed elsewhere (e.g. cancelled on another replica): the job's own
-    next write finds out.  An outage is retried at the next tick.
-    """
-    with contextlib.suppress(StoreError):
-        await job.write(TaskUpdate())
 
 
 def _check_sent(after: int, last_seq: int, task_id: str) -> None:

@@ -1,0 +1,325 @@
+"""Two runtimes (replicas) on one SQLite file or PostgreSQL schema, with a recovery lease.
+
+The lease is real time (the store stamps its writes with the wall clock), so it is short; the
+tests wait on events and streams, never for a fixed time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+import trio
+import trio.testing
+from server import agents
+from store.conftest import make_backend
+
+from a2a_trio import model as m
+from a2a_trio.errors import StoreUnavailableError
+from a2a_trio.runtime import TaskRuntime, TaskStream
+from a2a_trio.store import (
+    ANONYMOUS,
+    CallerScope,
+    MemoryTaskStore,
+    SequencedEvent,
+    StoredTask,
+    TaskStore,
+    TaskUpdate,
+    open_store,
+)
+from runtime.streams import read_all
+
+from .test_runtime import FAST, drain, request
+
+LEASED = attrs.evolve(FAST, recovery_lease=0.3)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def shared_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    """One database two replicas open."""
+    async with make_backend(request.param, tmp_path) as backend:
+        yield backend.url
+
+
+class Proxy:
+    """A real store, with the calls a test watches or holds overridden in subclasses."""
+
+    def __init__(self, store: TaskStore) -> None:
+        self.store = store
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+
+class Touches(Proxy):
+    """Tells when a lease refresh has been written: a touch (before: an empty update)."""
+
+    def __init__(self, store: TaskStore) -> None:
+        super().__init__(store)
+        self.touched = trio.Event()
+
+    async def touch_task(self, scope: CallerScope, task_id: str, *, expected_version: int) -> bool:
+        touched = await self.store.touch_task(scope, task_id, expected_version=expected_version)
+        self.touched.set()
+        return touched
+
+    async def update_task(
+        self, scope: CallerScope, task_id: str, update: TaskUpdate, **kwargs: Any
+    ) -> StoredTask:
+        stored = await self.store.update_task(scope, task_id, update, **kwargs)
+        if update == TaskUpdate():
+            self.touched.set()
+        return stored
+
+
+class HeldLoad(Proxy):
+    """Once ``armed``, holds the next ``load_task`` after it read, until ``release``."""
+
+    def __init__(self, store: TaskStore) -> None:
+        super().__init__(store)
+        self.armed = False
+        self.holding = trio.Event()
+        self.release = trio.Event()
+
+    async def load_task(self, *args: Any, **kwargs: Any) -> StoredTask | None:
+        stored = await self.store.load_task(*args, **kwargs)
+        if self.armed:
+            self.armed = False
+            self.holding.set()
+            await self.release.wait()
+        return stored
+
+
+class CutOff(Proxy):
+    """A replica whose lease refreshes cannot reach the database while ``cut``, until another
+    replica has written its task (taken it over)."""
+
+    cut = False
+
+    async def touch_task(self, scope: CallerScope, task_id: str, *, expected_version: int) -> bool:
+        if self.cut and await self.store.task_version(scope, task_id) == expected_version:
+            raise StoreUnavailableError("the database link hangs")
+        return await self.store.touch_task(scope, task_id, expected_version=expected_version)
+
+
+class NoLogReads(Proxy):
+    """Refuses to read a task's whole event log."""
+
+    async def load_events(self, *args: Any, **kwargs: Any) -> tuple[SequencedEvent, ...]:
+        raise AssertionError("the whole event log was read")
+
+
+async def started(runtime: TaskRuntime, text: str, skill: str) -> m.Task:
+    """A new task of ``skill``, as soon as it is stored."""
+    task = await runtime.send(ANONYMOUS, request(text, skill, return_immediately=True))
+    assert isinstance(task, m.Task)
+    return task
+
+
+async def at_gate(runtime: TaskRuntime, task_id: str) -> TaskStream:
+    """A live stream of a ``gated`` task, once its handler waits at its gate."""
+    live = await runtime.subscribe(ANONYMOUS, task_id)
+    while not isinstance((await live.receive()).event, m.TaskStatusUpdateEvent):
+        pass  # the handler is at its gate once its WORKING update is out (and stored)
+    return live
+
+
+async def test_a_lease_refresh_does_not_refuse_a_cancel_read_before_it(shared_url: str) -> None:
+    """Before, each refresh raised the task's version: a CancelTask at another replica that
+    read the task just before it was refused as "changed state meanwhile"."""
+    async with (
+        open_store(shared_url) as store_a,
+        open_store(shared_url) as store_b,
+        trio.open_nursery() as nursery,
+    ):
+        touches, held = Touches(store_a), HeldLoad(store_b)
+        runner = TaskRuntime(agents.agent, touches, LEASED)
+        other = TaskRuntime(agents.agent, held, LEASED)
+        await nursery.start(runner.run)
+        await nursery.start(other.run)
+        task = await started(runner, "refreshed", "gated")
+        live = await at_gate(runner, task.id)
+        canceled: list[m.Task] = []
+
+        async def cancel() -> None:
+            canceled.append(await other.cancel(ANONYMOUS, task.id))
+
+        held.armed = True
+        with trio.fail_after(5):
+            async with trio.open_nursery() as cancelling:
+                cancelling.start_soon(cancel)
+                await held.holding.wait()  # the cancel has read the task
+                touches.touched = trio.Event()
+                await touches.touched.wait()  # the runner refreshed its lease since
+                held.release.set()
+            events = await drain(live)
+        assert canceled[0].status.state is m.TaskState.CANCELED
+        assert isinstance(events[-1], m.TaskStatusUpdateEvent)
+        assert events[-1].status == canceled[0].status
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_cancel_at_another_replica_stops_the_handler_here(shared_url: str) -> None:
+    """Before, the handler ran on until its own next write failed, and its stream here never
+    heard of the cancel."""
+    async with (
+        open_store(shared_url) as store_a,
+        open_store(shared_url) as store_b,
+        trio.open_nursery() as nursery,
+    ):
+        runner = TaskRuntime(agents.agent, store_a, LEASED)
+        other = TaskRuntime(agents.agent, store_b, LEASED)
+        await nursery.start(runner.run)
+        await nursery.start(other.run)
+        task = await started(runner, "stopped", "gated")
+        live = await at_gate(runner, task.id)
+        canceled = await other.cancel(ANONYMOUS, task.id)
+        with trio.fail_after(5):
+            events = await drain(live)  # the runner's next tick ends it
+        await trio.testing.wait_all_tasks_blocked()
+        assert task.id in agents.cleanups  # the handler's finally ran, its gate still shut
+        assert runner.statistics().running_jobs == 0
+        assert isinstance(events[-1], m.TaskStatusUpdateEvent)
+        assert events[-1].status == canceled.status
+        # The runner wrote nothing after the cancel: the stored log ends with it, and the
+        # stream here carried it under the number it has there.
+        stored = await store_a.load_task(ANONYMOUS, task.id)
+        assert stored is not None and stored.task == canceled
+        logged = await store_a.load_events(ANONYMOUS, task.id)
+        assert logged[-1][1] == events[-1]
+        replayed = await read_all(await runner.subscribe(ANONYMOUS, task.id, last_event_id=0))
+        assert [(entry.seq, entry.event) for entry in replayed] == list(logged)
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_waiting_job_is_dropped_when_another_replica_resumes_its_task(
+    shared_url: str,
+) -> None:
+    """Before, a follow-up sent to another replica re-ran the skill there while the first
+    handler kept waiting, in memory, for a message that would never come."""
+    async with (
+        open_store(shared_url) as store_a,
+        open_store(shared_url) as store_b,
+        trio.open_nursery() as nursery,
+    ):
+        first = TaskRuntime(agents.agent, store_a, LEASED)
+        second = TaskRuntime(agents.agent, store_b, LEASED)
+        await nursery.start(first.run)
+        await nursery.start(second.run)
+        asked = await first.send(ANONYMOUS, request("hi", "ask"))
+        assert isinstance(asked, m.Task) and asked.status.state is m.TaskState.INPUT_REQUIRED
+        live = await first.subscribe(ANONYMOUS, asked.id)
+        follow_up = m.SendMessageRequest(m.text_message("Ada", task_id=asked.id))
+        again = await second.send(ANONYMOUS, follow_up)  # re-runs the skill there: asks again
+        assert isinstance(again, m.Task) and again.status.state is m.TaskState.INPUT_REQUIRED
+        with trio.fail_after(5):
+            events = await drain(live)
+        assert first.statistics().running_jobs == 0
+        assert isinstance(events[-1], m.TaskStatusUpdateEvent)
+        assert events[-1].status == again.status  # what the store logged meanwhile, to the end
+        answer = m.SendMessageRequest(m.text_message("Bo", task_id=asked.id))
+        done = await second.send(ANONYMOUS, answer)  # the handler waiting there gets it
+        assert isinstance(done, m.Task) and done.status.state is m.TaskState.COMPLETED
+        assert done.artifacts[0].parts == (m.TextPart("hello Bo"),)
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_replica_back_from_an_outage_stops_the_job_another_one_recovered(
+    shared_url: str,
+) -> None:
+    """A replica cut off from the store past its lease: another recovers (re-runs) its task.
+    Back, the first one stops its handler without writing, so one handler runs the task."""
+    async with (
+        open_store(shared_url) as store_a,
+        open_store(shared_url) as store_b,
+        trio.open_nursery() as nursery,
+    ):
+        cut = CutOff(store_a)
+        first = TaskRuntime(agents.agent, cut, LEASED)
+        await nursery.start(first.run)
+        agents.gates["outage"] = gate = trio.Event()
+        task = await started(first, "outage", "gated_redo")
+        live = await at_gate(first, task.id)
+        cut.cut = True
+        second = TaskRuntime(agents.agent, store_b, LEASED)
+        await nursery.start(second.run)
+        with trio.fail_after(5):
+            events = await drain(live)  # recovered there, then stopped here
+            await trio.testing.wait_all_tasks_blocked()
+        assert agents.cleanups.count(task.id) == 1  # this handler ended; the re-run waits
+        assert first.statistics().running_jobs == 0
+        rerun = events[0]
+        assert isinstance(rerun, m.Task) and rerun.status.state is m.TaskState.WORKING
+        gate.set()
+        with trio.fail_after(5):
+            finished = await drain(await second.subscribe(ANONYMOUS, task.id))
+        assert isinstance(finished[-1], m.TaskStatusUpdateEvent)
+        assert finished[-1].status.state is m.TaskState.COMPLETED
+        logged = [event for _seq, event in await store_b.load_events(ANONYMOUS, task.id)]
+        assert [type(event) for event in logged] == [
+            m.Task,  # created, first replica
+            m.TaskStatusUpdateEvent,  # WORKING, first replica, then the outage
+            m.Task,  # the re-run's snapshot, second replica
+            m.TaskStatusUpdateEvent,  # WORKING
+            m.TaskArtifactUpdateEvent,  # "opened"
+            m.TaskArtifactUpdateEvent,  # "done"
+            m.TaskStatusUpdateEvent,  # COMPLETED: nothing from the first replica after all
+        ]
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_cancel_elsewhere_reaches_a_waiting_handler_without_reading_the_log(
+    shared_url: str,
+) -> None:
+    """The replica that cancels numbers its final event after the stored log (as its snapshots)
+    from the last number alone; before, it read and decoded every stored event."""
+    async with (
+        open_store(shared_url) as store_a,
+        open_store(shared_url) as store_b,
+        trio.open_nursery() as nursery,
+    ):
+        first = TaskRuntime(agents.agent, store_a, LEASED)
+        second = TaskRuntime(agents.agent, NoLogReads(store_b), LEASED)
+        await nursery.start(first.run)
+        await nursery.start(second.run)
+        asked = await first.send(ANONYMOUS, request("q", "ask"))
+        assert isinstance(asked, m.Task)
+        live = await first.subscribe(ANONYMOUS, asked.id)
+        snapshot = await drain(await second.subscribe(ANONYMOUS, asked.id))
+        canceled = await second.cancel(ANONYMOUS, asked.id)
+        with trio.fail_after(5):
+            events = await drain(live)
+        assert first.statistics().running_jobs == 0
+        assert isinstance(events[-1], m.TaskStatusUpdateEvent)
+        assert events[-1].status == canceled.status
+        logged = await store_a.load_events(ANONYMOUS, asked.id)
+        assert [seq for seq, _event in logged] == list(range(1, len(logged) + 1))
+        assert logged[-1][1] == events[-1]
+        assert snapshot == [asked]
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_blocking_send_here_returns_the_task_canceled_elsewhere() -> None:
+    """Before, the sender waited until the handler's own next write failed."""
+    store = MemoryTaskStore()
+    async with trio.open_nursery() as nursery:
+        runner = TaskRuntime(agents.agent, store, LEASED)
+        other = TaskRuntime(agents.agent, store, LEASED)
+        await nursery.start(runner.run)
+        await nursery.start(other.run)
+        answers: list[m.Task | m.Message] = []
+
+        async def send() -> None:
+            answers.append(await runner.send(ANONYMOUS, request("blocked", "gated")))
+
+        with trio.fail_after(5):
+            async with trio.open_nursery() as sending:
+                sending.start_soon(send)
+                await trio.testing.wait_all_tasks_blocked()  # the handler waits at its gate
+                (task,) = (await other.list(ANONYMOUS, m.ListTasksRequest())).tasks
+                canceled = await other.cancel(ANONYMOUS, task.id)
+        assert answers == [canceled]
+        nursery.cancel_scope.cancel()
