@@ -64,6 +64,10 @@ class GroupWriter:
             if not write.started:
                 self._queue.remove(write)
                 raise
+            # Another waiter's group took it: its result is set before that group unlocks.
+            with trio.CancelScope(shield=True):
+                async with self._lock:
+                    pass
         assert write.result is not None  # set by the group that started it, before unlocking
         return write.result.unwrap()  # type: ignore[no-any-return]
 

@@ -119,3 +119,46 @@ async def test_a_group_that_cannot_begin_fails_every_write_in_it(tmp_path: Path)
         assert commits == []
         assert await writer.write(insert(6)) == 6
     assert stored(path) == [6]
+
+
+async def test_a_write_cancelled_inside_another_waiters_group_is_committed(tmp_path: Path) -> None:
+    """Cancelled after a group took it, a write waits for that group and returns its result,
+    like a thread call that cannot be abandoned; the cancellation comes at the next checkpoint."""
+    path = tmp_path / "w.db"
+    with a_writer(path) as (writer, _commits):
+        token = trio.lowlevel.current_trio_token()
+        first_running, release_first = trio.Event(), trio.Event()
+        group_running, release_group = trio.Event(), trio.Event()
+
+        def held(n: int, running: trio.Event, release: trio.Event) -> Callable[[Tx], int]:
+            def write(tx: Tx) -> int:
+                tx.run("INSERT INTO t (n) VALUES (?)", (n,))
+                trio.from_thread.run_sync(running.set, trio_token=token)
+                trio.from_thread.run(release.wait, trio_token=token)
+                return n
+
+            return write
+
+        returned: list[int] = []
+
+        async def cancelled_later(scope: trio.CancelScope) -> None:
+            with scope:
+                returned.append(await writer.write(insert(3)))
+                await trio.lowlevel.checkpoint()
+
+        scope = trio.CancelScope()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(writer.write, held(1, first_running, release_first))
+            await first_running.wait()
+            nursery.start_soon(writer.write, held(2, group_running, release_group))
+            await trio.testing.wait_all_tasks_blocked()
+            nursery.start_soon(cancelled_later, scope)  # queued behind 2: in 2's group
+            await trio.testing.wait_all_tasks_blocked()
+            release_first.set()
+            await group_running.wait()  # the group of 2 and 3 is in its transaction
+            scope.cancel()
+            await trio.testing.wait_all_tasks_blocked()
+            release_group.set()
+        assert returned == [3]
+        assert scope.cancelled_caught
+        assert stored(path) == [1, 2, 3]
