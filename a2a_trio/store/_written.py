@@ -68,9 +68,6 @@ class WrittenTasks:
         if known is not None and (known.version, known.updated_us) == (version, before_us):
             self._by_id[task_id] = attrs.evolve(known, updated_us=now_us)
 
-    def forget(self, task_id: str) -> None:
-        self._by_id.pop(task_id, None)
-
 
 def encode_task(task: m.Task, previous: Written | None) -> dict[str, Any]:
     """``V1.encode(task)``, reusing ``previous``'s JSON for every message, artifact and part
