@@ -374,13 +374,12 @@ class TaskRuntime:
             if not await job.resume(
                 TaskUpdate(state=m.TaskState.WORKING, messages=(message,)), message
             ):
-                raise UnsupportedOperationError(
-                    f"Task {task_id} is {job.state.name}, not waiting for input; wait for it "
-                    "to ask (INPUT_REQUIRED) or cancel it"
-                )
+                raise _not_waiting(task_id, job.state)
             return job
-        # The stored history now ends with this message; the skill runs again on it.
         task = stored.task
+        if not m.is_interrupted(task.status.state):  # running on another replica
+            raise _not_waiting(task_id, task.status.state)
+        # The stored history now ends with this message; the skill runs again on it.
         skill = self.agent.resolve(task.history[0] if task.history else message)
         self.agent.check_media_types(skill, message)
         update = TaskUpdate(state=m.TaskState.WORKING, messages=(message,), timestamp=m.utcnow())
@@ -691,6 +690,13 @@ def _check_sent(after: int, last_seq: int, task_id: str) -> None:
             f"Last-Event-ID {after} was never sent for task {task_id} (its events are numbered"
             f" 1 to {last_seq}); resume from an id the stream carried, or subscribe without one"
         )
+
+
+def _not_waiting(task_id: str, state: m.TaskState) -> UnsupportedOperationError:
+    return UnsupportedOperationError(
+        f"Task {task_id} is {state.name}, not waiting for input; wait for it to ask"
+        " (INPUT_REQUIRED) or cancel it"
+    )
 
 
 def _not_found(task_id: str) -> TaskNotFoundError:

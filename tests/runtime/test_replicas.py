@@ -18,7 +18,7 @@ from server import agents
 from store.conftest import make_backend
 
 from a2a_trio import model as m
-from a2a_trio.errors import StoreUnavailableError
+from a2a_trio.errors import StoreUnavailableError, UnsupportedOperationError
 from a2a_trio.runtime import TaskRuntime, TaskStream
 from a2a_trio.store import (
     ANONYMOUS,
@@ -322,4 +322,37 @@ async def test_a_blocking_send_here_returns_the_task_canceled_elsewhere() -> Non
                 (task,) = (await other.list(ANONYMOUS, m.ListTasksRequest())).tasks
                 canceled = await other.cancel(ANONYMOUS, task.id)
         assert answers == [canceled]
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_follow_up_to_a_task_running_on_another_replica_is_refused(
+    shared_url: str,
+) -> None:
+    """As on the replica running it: the task is not waiting for input.  Before, the replica
+    without the job ran the skill a second time on the stored history."""
+    async with (
+        open_store(shared_url) as store_a,
+        open_store(shared_url) as store_b,
+        trio.open_nursery() as nursery,
+    ):
+        runner = TaskRuntime(agents.agent, store_a, LEASED)
+        other = TaskRuntime(agents.agent, store_b, LEASED)
+        await nursery.start(runner.run)
+        await nursery.start(other.run)
+        gate = f"running elsewhere {m.new_id()}"  # the gates outlive a test
+        task = await started(runner, gate, "gated")
+        live = await at_gate(runner, task.id)
+        before = await store_b.load_task(ANONYMOUS, task.id)
+        follow_up = attrs.evolve(
+            request("more", "gated"), message=m.text_message("more", task_id=task.id)
+        )
+        for runtime in (other, runner):
+            with pytest.raises(UnsupportedOperationError, match="WORKING, not waiting for input"):
+                await runtime.send(ANONYMOUS, follow_up)
+        assert other.statistics().running_jobs == 0
+        assert await store_b.load_task(ANONYMOUS, task.id) == before
+        agents.gates[gate].set()
+        events = await drain(live)
+        assert isinstance(events[-1], m.TaskStatusUpdateEvent)
+        assert events[-1].status.state is m.TaskState.COMPLETED
         nursery.cancel_scope.cancel()
