@@ -129,18 +129,24 @@ async def test_a_task_recreated_under_its_id_is_read_afresh(tmp_path: Path) -> N
         ] == ["second", "x"]
 
 
-async def test_a_running_task_is_written_without_reading_its_document(
-    sql_backend: Backend, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """What makes a streamed answer of N chunks cost O(N), not O(N²): no decode per chunk."""
-    decoded: list[str] = []
+@pytest.fixture
+def decoded(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The stored documents the SQL store decodes, as it decodes them."""
+    seen: list[str] = []
     decode = _sql._decode_task
 
     def counting(text: str) -> m.Task:
-        decoded.append(text)
+        seen.append(text)
         return decode(text)
 
     monkeypatch.setattr(_sql, "_decode_task", counting)
+    return seen
+
+
+async def test_a_running_task_is_written_without_reading_its_document(
+    sql_backend: Backend, decoded: list[str]
+) -> None:
+    """What makes a streamed answer of N chunks cost O(N), not O(N²): no decode per chunk."""
     async with open_store(sql_backend.url) as store:
         task = (await store.create_task(ANONYMOUS, a_task())).task
         artifact_id = m.new_id()
@@ -158,18 +164,10 @@ async def test_a_running_task_is_written_without_reading_its_document(
 
 
 async def test_a_touch_keeps_a_running_tasks_memory_current(
-    sql_backend: Backend, monkeypatch: pytest.MonkeyPatch
+    sql_backend: Backend, decoded: list[str]
 ) -> None:
     """A lease refresh moves the row's write time: the memory moves with it, so the handler's
     next write still skips reading the document."""
-    decoded: list[str] = []
-    decode = _sql._decode_task
-
-    def counting(text: str) -> m.Task:
-        decoded.append(text)
-        return decode(text)
-
-    monkeypatch.setattr(_sql, "_decode_task", counting)
     async with open_store(sql_backend.url) as store:
         task = (await store.create_task(ANONYMOUS, a_task())).task
         await store.update_task(ANONYMOUS, task.id, TaskUpdate(state=S.WORKING))
