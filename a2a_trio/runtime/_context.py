@@ -8,7 +8,7 @@ import attrs
 import trio
 
 from .. import model as m
-from ..errors import AgentMisuseError
+from ..errors import AgentMisuseError, ConcurrencyError
 from ..store import ArtifactWrite, CallerScope, TaskUpdate
 from ._job import Job
 from ._outcome import TaskRejected, agent_message, value_to_parts
@@ -137,11 +137,27 @@ class TaskContext:
 
     async def _write(self, update: TaskUpdate, *, chunk: tuple[bool, bool] | None = None) -> None:
         """Every report a handler awaits is a full checkpoint, even on a store that never waits:
-        a cancelled handler stops before writing, and other tasks (its streams) run after."""
+        a cancelled handler stops before writing, and other tasks (its streams) run after.
+
+        A write the store refuses because the task moved on without this job (another replica
+        cancelled, re-ran or recovered it) stops the job, which cancels the handler's scope: the
+        handler sees ``trio.Cancelled`` here, as when a lease tick or ``CancelTask`` stops it
+        first.  Only a call the job's scope does not reach (shielded, or from a task outside it)
+        gets the ``ConcurrencyError``.
+        """
         job = self._require_job()
         await trio.lowlevel.checkpoint_if_cancelled()
-        await job.write(update, chunk=chunk)
-        await trio.lowlevel.cancel_shielded_checkpoint()
+        try:
+            await job.write(update, chunk=chunk)
+        except ConcurrencyError as exc:
+            if not job.superseded:
+                raise
+            refused = exc
+        else:
+            await trio.lowlevel.cancel_shielded_checkpoint()
+            return
+        await trio.lowlevel.checkpoint()  # raises Cancelled: superseding cancelled the job's scope
+        raise refused
 
     def reject(self, reason: str) -> NoReturn:
         """Decline the task: it ends REJECTED with ``reason`` as its status message."""

@@ -6,12 +6,13 @@ and event sequence numbers advance together and subscribers see events in write 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable
 
 import attrs
 import trio
 
 from .. import model as m
+from ..errors import ConcurrencyError, TaskNotFoundError
 from ..store import CallerScope, SequencedEvent, TaskStore, TaskUpdate
 from ._agent import Skill
 from ._content import check_update
@@ -31,10 +32,12 @@ class Job:
         store: TaskStore,
         limits: EventLogLimits,
         on_waiting: trio.lowlevel.ParkingLot,
+        on_superseded: Callable[[Job], None],
         last_seq: int = 0,
     ) -> None:
         """``on_waiting`` is woken when the job starts waiting for input: the runtime's drain
-        waits for the jobs that do not (a finished job wakes it as it retires)."""
+        waits for the jobs that do not (a finished job wakes it as it retires).
+        ``on_superseded`` is called once the job has found its task moved on without it."""
         self.scope = scope
         self.task = task
         self.version = version
@@ -47,11 +50,12 @@ class Job:
         """The handler handed back a JobHandle: the task now follows long-running work."""
         self.superseded = False
         """The task moved on without this job (another replica cancelled, re-ran or resumed
-        it): the handler is cancelled and the job writes nothing more."""
+        it, or it is gone): the handler is cancelled and the job writes nothing more."""
         self._store = store
         self._lock = trio.Lock()
         self._changed = trio.lowlevel.ParkingLot()
         self._on_waiting = on_waiting
+        self._on_superseded = on_superseded
         self._reply: m.Message | None = None
         self._mail = trio.lowlevel.ParkingLot()
         self.log.publish(task)  # the runtime stored it with the task as event last_seq + 1
@@ -77,6 +81,11 @@ class Job:
         nothing is published.  ``chunk`` is (append, last_chunk) for a single streamed artifact
         write.  Content that is not plain JSON raises ``AgentMisuseError`` before anything is
         stored.
+
+        A write the store refuses because the task moved on without this job (another replica
+        wrote it, or it is gone) supersedes the job (see :meth:`_supersede`: the handler's scope
+        is cancelled) and raises ``ConcurrencyError``; so does any write of a superseded job,
+        which no longer calls the store.
 
         Not a checkpoint by itself: the lock is taken without yielding when it is free, so on a
         store that does not wait (memory) the runtime's final write costs no scheduler round;
@@ -104,37 +113,54 @@ class Job:
             self._release()
         return True
 
-    async def keep_lease(self) -> bool:
-        """Whether the stored task is still at the version this job last wrote; a running
-        task's write time is freshened too (``touch_task``), so no replica takes it for a
-        crashed one's.  A task waiting for input is only checked: nobody recovers it.
-        Under the write lock, so the job's own writes never look like another replica's."""
+    async def keep_lease(self) -> None:
+        """A lease tick: freshen the stored task's write time (``touch_task``), so no replica
+        takes it for a crashed one's, if it is still at the version this job last wrote; a
+        task waiting for input is only checked (nobody recovers it).  A task that moved on
+        without this job stops it (:meth:`_supersede`).  Under the write lock, so the job's
+        own writes never look like another replica's."""
         await self._acquire()
         try:
+            if self.superseded or self.done.is_set():
+                return  # stopped already, or ended here meanwhile
             if self.waiting_for_input:
-                return await self._store.task_version(self.scope, self.id) == self.version
-            return await self._store.touch_task(self.scope, self.id, expected_version=self.version)
+                kept = await self._store.task_version(self.scope, self.id) == self.version
+            else:
+                kept = await self._store.touch_task(
+                    self.scope, self.id, expected_version=self.version
+                )
+            if not kept:
+                await self._supersede()
         finally:
             self._release()
 
-    def supersede(self, stored: m.Task | None, events: Sequence[SequencedEvent]) -> None:
-        """The task moved on elsewhere: publish what the store logged after this job's last
-        event (``events``, as far as they follow on; a cancel's ends with CANCELED), take the
-        stored task as this job's (``None``: it is gone), end the log and cancel the handler.
+    async def _supersede(self) -> None:
+        """The task moved on without this job (another replica cancelled, re-ran or resumed
+        it, or it is gone): read what the store has, publish the events it logged after this
+        job's last one (as far as they follow on: a cancel's end with CANCELED), take the
+        stored task as this job's, end the log, cancel the handler's scope and tell the runtime.
+        From then on the job writes nothing.
 
-        The job's version stays the one it wrote, which the store no longer has, so any write
-        the handler's cleanup attempts is refused.
+        The one way a job stops for a task it lost, whether a lease tick or a refused write
+        found out; called under the write lock.  If reading the store fails (unavailable,
+        cancelled), nothing changes and that exception propagates: the next tick or write
+        finds the task moved on again.
         """
-        self.superseded = True
-        for seq, event in events:
-            if seq != self.log.last_seq + 1:
-                break
-            self.log.publish(event, seq=seq)
+        stored = await self._store.load_task(self.scope, self.id)
+        events: tuple[SequencedEvent, ...] = ()
         if stored is not None:
-            self.task = stored
-        self.log.close()
+            events = await self._store.load_events(self.scope, self.id, after_seq=self.log.last_seq)
+        self.superseded = True
+        if not self.log.closed:
+            for seq, event in events:
+                if seq != self.log.last_seq + 1:
+                    break
+                self.log.publish(event, seq=seq)
+            self.log.close()
+        if stored is not None:
+            self.task = stored.task
         self.cancel_scope.cancel()
-        self._changed.unpark_all()
+        self._on_superseded(self)
 
     async def _acquire(self) -> None:
         try:
@@ -147,13 +173,19 @@ class Job:
         self._changed.unpark_all()
 
     async def _write(self, update: TaskUpdate, chunk: tuple[bool, bool] | None) -> None:
+        if self.superseded:
+            raise _moved_on(self.id)
         check_update(update)
         if update.state is not None and update.timestamp is None:
             update = attrs.evolve(update, timestamp=m.utcnow())
         events = self._events(update, chunk)
-        stored = await self._store.update_task(
-            self.scope, self.id, update, expected_version=self.version, events=events
-        )
+        try:
+            stored = await self._store.update_task(
+                self.scope, self.id, update, expected_version=self.version, events=events
+            )
+        except (ConcurrencyError, TaskNotFoundError) as exc:  # written elsewhere, or gone
+            await self._supersede()
+            raise _moved_on(self.id) from exc
         self.task, self.version = stored.task, stored.version
         for seq, event in events:
             self.log.publish(event, seq=seq)
@@ -193,6 +225,10 @@ class Job:
             await self._mail.park()
         reply, self._reply = self._reply, None
         return reply
+
+
+def _moved_on(task_id: str) -> ConcurrencyError:
+    return ConcurrencyError(f"task {task_id} moved on without this job, which writes no more")
 
 
 def bound_to(task: m.Task, message: m.Message) -> m.Message:

@@ -43,7 +43,6 @@ from ..store import (
     MAX_PAGE_SIZE,
     ArtifactWrite,
     CallerScope,
-    SequencedEvent,
     StoredTask,
     TaskPage,
     TaskQuery,
@@ -101,8 +100,9 @@ class RuntimeConfig:
     replica has written is taken as left by a crashed one.  Each replica then touches its
     running tasks every third of the lease and recovers only such tasks, as it runs, so no
     replica takes a live peer's task; at the same pace it stops, without writing, its jobs
-    whose task another replica cancelled, re-ran or resumed.  ``None`` (one server): every
-    unfinished task found at start is recovered at once."""
+    whose task another replica cancelled, re-ran or resumed (sooner when such a job writes:
+    the store refuses the write).  ``None`` (one server): every unfinished task found at
+    start is recovered at once."""
 
     @recovery_lease.validator
     def _check_lease(self, _attribute: object, value: float | None) -> None:
@@ -435,23 +435,19 @@ class TaskRuntime:
         """Freshen ``job``'s task, or stop the job when its task moved on elsewhere.  An
         unavailable store, or a task deleted meanwhile, waits for the next tick."""
         with contextlib.suppress(StoreUnavailableError, TaskNotFoundError):
-            if not await job.keep_lease():
-                await self._supersede(job)
+            await job.keep_lease()
 
-    async def _supersede(self, job: Job) -> None:
-        """Stop ``job``, whose task another replica cancelled, re-ran, or resumed with a
-        follow-up, without writing: its streams here get what the store logged meanwhile (a
-        cancel's final event included) and end; blocking senders get the stored task."""
-        stored = await self.store.load_task(job.scope, job.id)
-        events: tuple[SequencedEvent, ...] = ()
-        if stored is not None:
-            events = await self.store.load_events(job.scope, job.id, after_seq=job.log.last_seq)
-        if self._jobs.get(job.id) is not job:
-            return  # it ended here meanwhile, its final write refused
-        if stored is not None and not m.is_terminal(stored.task.status.state):
-            logger.info("task %s goes on at another replica; its job here stops", job.id)
-        del self._jobs[job.id]
-        job.supersede(None if stored is None else stored.task, events)
+    def _superseded(self, job: Job) -> None:
+        """``job``'s task moved on without it (its lease tick or a refused write found out,
+        see ``Job._supersede``): it leaves this replica's jobs at once, so requests for the
+        task go by the store, while its handler's cleanup runs."""
+        if self._jobs.get(job.id) is job:
+            del self._jobs[job.id]
+        logger.info(
+            "task %s moved on without its job here (now %s); the job stops",
+            job.id,
+            job.state.name,
+        )
 
     async def _recover_until_done(self) -> None:
         """The recovery at start found the store unavailable: try again until it is done, so
@@ -534,6 +530,7 @@ class TaskRuntime:
             limits=self.config.event_log,
             last_seq=last_seq,
             on_waiting=self._idle,
+            on_superseded=self._superseded,
         )
         self._jobs[task.id] = job
         self._finished.pop(task.id, None)
@@ -613,7 +610,8 @@ class TaskRuntime:
             failed = agent_message(job.task, INTERNAL_FAILURE)
             await self._settle(job, TaskUpdate(state=m.TaskState.FAILED, status_message=failed))
         except StoreError as exc:
-            logger.warning("task %s: final state not recorded: %s", job.id, exc)
+            if not job.superseded:  # superseded: the task went on without it, as it should
+                logger.warning("task %s: final state not recorded: %s", job.id, exc)
 
     def _retire(self, job: Job) -> None:
         job.finish()

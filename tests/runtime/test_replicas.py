@@ -6,6 +6,7 @@ tests wait on events and streams, never for a fixed time.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ import trio.testing
 from server import agents
 from store.conftest import make_backend
 
+from a2a_trio import Agent, TaskContext
 from a2a_trio import model as m
 from a2a_trio.errors import StoreUnavailableError, UnsupportedOperationError
 from a2a_trio.runtime import TaskRuntime, TaskStream
@@ -35,6 +37,47 @@ from runtime.streams import read_all
 from .test_runtime import FAST, drain, request
 
 LEASED = attrs.evolve(FAST, recovery_lease=0.3)
+LONG = attrs.evolve(FAST, recovery_lease=3600.0)
+"""A lease no test sees a tick of: a job that stops, stops because of its own write."""
+
+lost = Agent("lost jobs", "Handlers whose task moves on elsewhere while they run", version="0")
+
+
+@attrs.define
+class Run:
+    """One run of the ``late`` skill: where it is, and what its late write met."""
+
+    write: str
+    """``update``, ``artifact``, or ``result`` (no write: it returns, its result is the write)."""
+    at_gate: trio.Event = attrs.field(factory=trio.Event)
+    gate: trio.Event = attrs.field(factory=trio.Event)
+    ended: trio.Event = attrs.field(factory=trio.Event)
+    task_id: str = ""
+    met: BaseException | None = None
+
+
+runs: dict[str, Run] = {}
+
+
+@lost.skill(default=True)
+async def late(ctx: TaskContext) -> str:
+    """Report progress, wait at the gate, then write once more (or just return)."""
+    run = runs[ctx.text]
+    await ctx.update("working")
+    run.task_id = ctx.task_id
+    run.at_gate.set()
+    await run.gate.wait()
+    try:
+        if run.write == "update":
+            await ctx.update("late")
+        elif run.write == "artifact":
+            await ctx.emit_artifact("late")
+    except BaseException as exc:
+        run.met = exc
+        raise
+    finally:
+        run.ended.set()
+    return "done"
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -355,4 +398,88 @@ async def test_a_follow_up_to_a_task_running_on_another_replica_is_refused(
         events = await drain(live)
         assert isinstance(events[-1], m.TaskStatusUpdateEvent)
         assert events[-1].status.state is m.TaskState.COMPLETED
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize("write", ["update", "artifact", "result"])
+async def test_a_cancel_elsewhere_stops_the_job_here_at_its_next_write(
+    shared_url: str, write: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The job learns of the cancel from its refused write, as it would at a tick (which never
+    comes here): the handler sees Cancelled, the stream and the blocking send here end with the
+    CANCELED task.  Before, the refused write was a skill failure ("final state not
+    recorded"), the stream ended without the CANCELED event and the send returned WORKING."""
+    caplog.set_level(logging.INFO, logger="a2a_trio")
+    async with (
+        open_store(shared_url) as store_a,
+        open_store(shared_url) as store_b,
+        trio.open_nursery() as nursery,
+    ):
+        runner = TaskRuntime(lost, store_a, LONG)
+        other = TaskRuntime(lost, store_b, LONG)
+        await nursery.start(runner.run)
+        await nursery.start(other.run)
+        text = f"late {write} {m.new_id()}"
+        runs[text] = run = Run(write)
+        answers: list[m.Task | m.Message] = []
+
+        async def send() -> None:
+            answers.append(await runner.send(ANONYMOUS, request(text)))
+
+        with trio.fail_after(5):
+            async with trio.open_nursery() as sending:
+                sending.start_soon(send)
+                await run.at_gate.wait()
+                live = await runner.subscribe(ANONYMOUS, run.task_id)
+                canceled = await other.cancel(ANONYMOUS, run.task_id)
+                run.gate.set()
+                events = await drain(live)
+            await run.ended.wait()
+        assert answers == [canceled]
+        assert isinstance(events[-1], m.TaskStatusUpdateEvent)
+        assert events[-1].status == canceled.status
+        if write != "result":
+            assert isinstance(run.met, trio.Cancelled)
+        assert runner.statistics().running_jobs == 0
+        # Nothing written after the cancel; the stream here numbered the events as stored.
+        logged = await store_a.load_events(ANONYMOUS, run.task_id)
+        assert logged[-1][1] == events[-1]
+        replayed = await read_all(await runner.subscribe(ANONYMOUS, run.task_id, last_event_id=0))
+        assert [(entry.seq, entry.event) for entry in replayed] == list(logged)
+        assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_follow_up_here_to_a_task_resumed_elsewhere_stops_the_job_here(
+    shared_url: str,
+) -> None:
+    """The follow-up's refused write stops the waiting job at once, as a tick would; before, it
+    went on waiting (here: for good, no tick comes) and its stream never ended."""
+    async with (
+        open_store(shared_url) as store_a,
+        open_store(shared_url) as store_b,
+        trio.open_nursery() as nursery,
+    ):
+        first = TaskRuntime(agents.agent, store_a, LONG)
+        second = TaskRuntime(agents.agent, store_b, LONG)
+        await nursery.start(first.run)
+        await nursery.start(second.run)
+        asked = await first.send(ANONYMOUS, request("hi", "ask"))
+        assert isinstance(asked, m.Task)
+        live = await first.subscribe(ANONYMOUS, asked.id)
+        follow_up = m.SendMessageRequest(m.text_message("Ada", task_id=asked.id))
+        again = await second.send(ANONYMOUS, follow_up)  # re-runs the skill there: asks again
+        assert isinstance(again, m.Task) and again.status.state is m.TaskState.INPUT_REQUIRED
+        late = m.SendMessageRequest(m.text_message("Cy", task_id=asked.id))
+        with pytest.raises(UnsupportedOperationError, match="changed while this message"):
+            await first.send(ANONYMOUS, late)
+        with trio.fail_after(5):
+            events = await drain(live)
+        assert first.statistics().running_jobs == 0
+        assert isinstance(events[-1], m.TaskStatusUpdateEvent)
+        assert events[-1].status == again.status  # what the store logged meanwhile, to the end
+        answer = m.SendMessageRequest(m.text_message("Bo", task_id=asked.id))
+        done = await second.send(ANONYMOUS, answer)  # the handler waiting there gets it
+        assert isinstance(done, m.Task) and done.status.state is m.TaskState.COMPLETED
+        assert done.artifacts[0].parts == (m.TextPart("hello Bo"),)
         nursery.cancel_scope.cancel()

@@ -534,6 +534,33 @@ async def test_cancel_after_a_lost_final_write_ends_the_log(nursery: trio.Nurser
     assert replayed[-1].event.status == canceled.status
 
 
+async def test_a_task_deleted_under_its_running_handler_stops_the_job(store_url: str) -> None:
+    """The handler's write finds the task gone: the job stops as one whose task moved on (the
+    handler cancelled, nothing written, its stream ended).  Before, the write was a skill
+    failure, and the final write's TaskNotFoundError escaped the job and took the runtime
+    down."""
+    async with open_store(store_url) as store, trio.open_nursery() as nursery:
+        runtime = TaskRuntime(agents.agent, store, FAST)
+        await nursery.start(runtime.run)
+        gate = f"deleted {m.new_id()}"  # the gates outlive a test
+        task = await runtime.send(ANONYMOUS, request(gate, "gated", return_immediately=True))
+        assert isinstance(task, m.Task)
+        live = await runtime.subscribe(ANONYMOUS, task.id)
+        while not isinstance((await live.receive()).event, m.TaskStatusUpdateEvent):
+            pass  # the handler is at its gate once its WORKING update is out (and stored)
+        assert await store.delete_task(ANONYMOUS, task.id)
+        agents.gates[gate].set()
+        with trio.fail_after(5):
+            assert await drain(live) == []  # it ends: nothing more was written
+            await trio.testing.wait_all_tasks_blocked()
+        assert task.id in agents.cleanups  # the handler's finally ran
+        assert runtime.statistics().running_jobs == 0
+        assert await store.load_task(ANONYMOUS, task.id) is None
+        echoed = await runtime.send(ANONYMOUS, request("still serving"))
+        assert isinstance(echoed, m.Task) and echoed.status.state is m.TaskState.COMPLETED
+        nursery.cancel_scope.cancel()
+
+
 async def test_a_restarted_runtime_replays_a_task_as_it_was_streamed(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'tasks.db'}"
     async with open_store(url) as store, trio.open_nursery() as nursery:
