@@ -76,9 +76,12 @@ class GroupWriter:
         del self._queue[:MAX_GROUP]
         for write in group:
             write.started = True
-        committed = await trio.to_thread.run_sync(
-            outcome.capture, _commit, self.conn, [write.fn for write in group]
-        )
+        # Shielded: the group's writes are marked started, so their callers wait for these
+        # results; only the thread's start could be cancelled, and it must not be.
+        with trio.CancelScope(shield=True):
+            committed = await trio.to_thread.run_sync(
+                outcome.capture, _commit, self.conn, [write.fn for write in group]
+            )
         if isinstance(committed, outcome.Value):
             for write, result in zip(group, committed.value, strict=True):
                 write.result = result

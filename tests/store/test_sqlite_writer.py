@@ -162,3 +162,49 @@ async def test_a_write_cancelled_inside_another_waiters_group_is_committed(tmp_p
         assert returned == [3]
         assert scope.cancelled_caught
         assert stored(path) == [1, 2, 3]
+
+
+async def test_a_group_whose_leader_is_cancelled_as_it_begins_still_commits(
+    tmp_path: Path,
+) -> None:
+    """The leader's cancellation lands between taking the lock and starting the thread: the
+    group it took must still run, for it and for the writes queued with it."""
+    path = tmp_path / "w.db"
+    with a_writer(path) as (writer, _commits):
+        token = trio.lowlevel.current_trio_token()
+        running, release = trio.Event(), trio.Event()
+
+        def held(tx: Tx) -> int:
+            tx.run("INSERT INTO t (n) VALUES (1)")
+            trio.from_thread.run_sync(running.set, trio_token=token)
+            trio.from_thread.run(release.wait, trio_token=token)
+            return 1
+
+        returned: list[int] = []
+        leader = trio.CancelScope()
+
+        async def lead() -> None:
+            with leader:
+                returned.append(await writer.write(insert(2)))
+                await trio.lowlevel.checkpoint()
+
+        async def follow() -> None:
+            returned.append(await writer.write(insert(3)))
+
+        async def hold_then_cancel_the_leader() -> None:
+            await writer.write(held)
+            # The lock went to the leader, which has not run yet: it is cancelled right as
+            # it starts its group (no checkpoint between the release and this line).
+            leader.cancel()
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(hold_then_cancel_the_leader)
+            await running.wait()
+            nursery.start_soon(lead)
+            await trio.testing.wait_all_tasks_blocked()
+            nursery.start_soon(follow)
+            await trio.testing.wait_all_tasks_blocked()
+            release.set()
+        assert sorted(returned) == [2, 3]
+        assert leader.cancelled_caught
+        assert stored(path) == [1, 2, 3]
