@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from store.conftest import make_backend
 from a2a_trio import Agent, TaskContext
 from a2a_trio import model as m
 from a2a_trio.errors import StoreUnavailableError, UnsupportedOperationError
-from a2a_trio.runtime import TaskRuntime, TaskStream
+from a2a_trio.runtime import RuntimeConfig, TaskRuntime, TaskStream
 from a2a_trio.store import (
     ANONYMOUS,
     CallerScope,
@@ -85,6 +86,32 @@ async def shared_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIte
     """One database two replicas open."""
     async with make_backend(request.param, tmp_path) as backend:
         yield backend.url
+
+
+@asynccontextmanager
+async def two_stores(url: str) -> AsyncIterator[tuple[TaskStore, TaskStore, trio.Nursery]]:
+    """Two stores on one database (two replicas' own), and a nursery for their runtimes,
+    cancelled at the end."""
+    async with (
+        open_store(url) as store_a,
+        open_store(url) as store_b,
+        trio.open_nursery() as nursery,
+    ):
+        yield store_a, store_b, nursery
+        nursery.cancel_scope.cancel()
+
+
+async def replica(
+    nursery: trio.Nursery,
+    store: TaskStore,
+    config: RuntimeConfig = LEASED,
+    *,
+    agent: Agent = agents.agent,
+) -> TaskRuntime:
+    """A runtime (a replica) on ``store``, running in ``nursery``."""
+    runtime = TaskRuntime(agent, store, config)
+    await nursery.start(runtime.run)
+    return runtime
 
 
 class Proxy:
@@ -173,16 +200,10 @@ async def at_gate(runtime: TaskRuntime, task_id: str) -> TaskStream:
 async def test_a_lease_refresh_does_not_refuse_a_cancel_read_before_it(shared_url: str) -> None:
     """Before, each refresh raised the task's version: a CancelTask at another replica that
     read the task just before it was refused as "changed state meanwhile"."""
-    async with (
-        open_store(shared_url) as store_a,
-        open_store(shared_url) as store_b,
-        trio.open_nursery() as nursery,
-    ):
+    async with two_stores(shared_url) as (store_a, store_b, nursery):
         touches, held = Touches(store_a), HeldLoad(store_b)
-        runner = TaskRuntime(agents.agent, touches, LEASED)
-        other = TaskRuntime(agents.agent, held, LEASED)
-        await nursery.start(runner.run)
-        await nursery.start(other.run)
+        runner = await replica(nursery, touches)
+        other = await replica(nursery, held)
         task = await started(runner, "refreshed", "gated")
         live = await at_gate(runner, task.id)
         canceled: list[m.Task] = []
@@ -202,21 +223,14 @@ async def test_a_lease_refresh_does_not_refuse_a_cancel_read_before_it(shared_ur
         assert canceled[0].status.state is m.TaskState.CANCELED
         assert isinstance(events[-1], m.TaskStatusUpdateEvent)
         assert events[-1].status == canceled[0].status
-        nursery.cancel_scope.cancel()
 
 
 async def test_a_cancel_at_another_replica_stops_the_handler_here(shared_url: str) -> None:
     """Before, the handler ran on until its own next write failed, and its stream here never
     heard of the cancel."""
-    async with (
-        open_store(shared_url) as store_a,
-        open_store(shared_url) as store_b,
-        trio.open_nursery() as nursery,
-    ):
-        runner = TaskRuntime(agents.agent, store_a, LEASED)
-        other = TaskRuntime(agents.agent, store_b, LEASED)
-        await nursery.start(runner.run)
-        await nursery.start(other.run)
+    async with two_stores(shared_url) as (store_a, store_b, nursery):
+        runner = await replica(nursery, store_a)
+        other = await replica(nursery, store_b)
         task = await started(runner, "stopped", "gated")
         live = await at_gate(runner, task.id)
         canceled = await other.cancel(ANONYMOUS, task.id)
@@ -235,29 +249,30 @@ async def test_a_cancel_at_another_replica_stops_the_handler_here(shared_url: st
         assert logged[-1][1] == events[-1]
         replayed = await read_all(await runner.subscribe(ANONYMOUS, task.id, last_event_id=0))
         assert [(entry.seq, entry.event) for entry in replayed] == list(logged)
-        nursery.cancel_scope.cancel()
 
 
+@pytest.mark.parametrize("noticed_by", ["tick", "refused write"])
 async def test_a_waiting_job_is_dropped_when_another_replica_resumes_its_task(
-    shared_url: str,
+    shared_url: str, noticed_by: str
 ) -> None:
-    """Before, a follow-up sent to another replica re-ran the skill there while the first
-    handler kept waiting, in memory, for a message that would never come."""
-    async with (
-        open_store(shared_url) as store_a,
-        open_store(shared_url) as store_b,
-        trio.open_nursery() as nursery,
-    ):
-        first = TaskRuntime(agents.agent, store_a, LEASED)
-        second = TaskRuntime(agents.agent, store_b, LEASED)
-        await nursery.start(first.run)
-        await nursery.start(second.run)
+    """The job here stops at its next tick, or at once when a follow-up sent here is refused
+    (no tick comes with a long lease).  Before, a follow-up sent to another replica re-ran the
+    skill there while the first handler kept waiting, in memory and for good, for a message
+    that would never come, and its stream never ended."""
+    config = LEASED if noticed_by == "tick" else LONG
+    async with two_stores(shared_url) as (store_a, store_b, nursery):
+        first = await replica(nursery, store_a, config)
+        second = await replica(nursery, store_b, config)
         asked = await first.send(ANONYMOUS, request("hi", "ask"))
         assert isinstance(asked, m.Task) and asked.status.state is m.TaskState.INPUT_REQUIRED
         live = await first.subscribe(ANONYMOUS, asked.id)
         follow_up = m.SendMessageRequest(m.text_message("Ada", task_id=asked.id))
         again = await second.send(ANONYMOUS, follow_up)  # re-runs the skill there: asks again
         assert isinstance(again, m.Task) and again.status.state is m.TaskState.INPUT_REQUIRED
+        if noticed_by == "refused write":
+            late = m.SendMessageRequest(m.text_message("Cy", task_id=asked.id))
+            with pytest.raises(UnsupportedOperationError, match="changed while this message"):
+                await first.send(ANONYMOUS, late)
         with trio.fail_after(5):
             events = await drain(live)
         assert first.statistics().running_jobs == 0
@@ -267,7 +282,6 @@ async def test_a_waiting_job_is_dropped_when_another_replica_resumes_its_task(
         done = await second.send(ANONYMOUS, answer)  # the handler waiting there gets it
         assert isinstance(done, m.Task) and done.status.state is m.TaskState.COMPLETED
         assert done.artifacts[0].parts == (m.TextPart("hello Bo"),)
-        nursery.cancel_scope.cancel()
 
 
 async def test_a_replica_back_from_an_outage_stops_the_job_another_one_recovered(
@@ -275,20 +289,14 @@ async def test_a_replica_back_from_an_outage_stops_the_job_another_one_recovered
 ) -> None:
     """A replica cut off from the store past its lease: another recovers (re-runs) its task.
     Back, the first one stops its handler without writing, so one handler runs the task."""
-    async with (
-        open_store(shared_url) as store_a,
-        open_store(shared_url) as store_b,
-        trio.open_nursery() as nursery,
-    ):
+    async with two_stores(shared_url) as (store_a, store_b, nursery):
         cut = CutOff(store_a)
-        first = TaskRuntime(agents.agent, cut, LEASED)
-        await nursery.start(first.run)
+        first = await replica(nursery, cut)
         agents.gates["outage"] = gate = trio.Event()
         task = await started(first, "outage", "gated_redo")
         live = await at_gate(first, task.id)
         cut.cut = True
-        second = TaskRuntime(agents.agent, store_b, LEASED)
-        await nursery.start(second.run)
+        second = await replica(nursery, store_b)
         with trio.fail_after(5):
             events = await drain(live)  # recovered there, then stopped here
             await trio.testing.wait_all_tasks_blocked()
@@ -311,7 +319,6 @@ async def test_a_replica_back_from_an_outage_stops_the_job_another_one_recovered
             m.TaskArtifactUpdateEvent,  # "done"
             m.TaskStatusUpdateEvent,  # COMPLETED: nothing from the first replica after all
         ]
-        nursery.cancel_scope.cancel()
 
 
 async def test_a_cancel_elsewhere_reaches_a_waiting_handler_without_reading_the_log(
@@ -319,15 +326,9 @@ async def test_a_cancel_elsewhere_reaches_a_waiting_handler_without_reading_the_
 ) -> None:
     """The replica that cancels numbers its final event after the stored log (as its snapshots)
     from the last number alone; before, it read and decoded every stored event."""
-    async with (
-        open_store(shared_url) as store_a,
-        open_store(shared_url) as store_b,
-        trio.open_nursery() as nursery,
-    ):
-        first = TaskRuntime(agents.agent, store_a, LEASED)
-        second = TaskRuntime(agents.agent, NoLogReads(store_b), LEASED)
-        await nursery.start(first.run)
-        await nursery.start(second.run)
+    async with two_stores(shared_url) as (store_a, store_b, nursery):
+        first = await replica(nursery, store_a)
+        second = await replica(nursery, NoLogReads(store_b))
         asked = await first.send(ANONYMOUS, request("q", "ask"))
         assert isinstance(asked, m.Task)
         live = await first.subscribe(ANONYMOUS, asked.id)
@@ -342,17 +343,14 @@ async def test_a_cancel_elsewhere_reaches_a_waiting_handler_without_reading_the_
         assert [seq for seq, _event in logged] == list(range(1, len(logged) + 1))
         assert logged[-1][1] == events[-1]
         assert snapshot == [asked]
-        nursery.cancel_scope.cancel()
 
 
 async def test_a_blocking_send_here_returns_the_task_canceled_elsewhere() -> None:
     """Before, the sender waited until the handler's own next write failed."""
     store = MemoryTaskStore()
     async with trio.open_nursery() as nursery:
-        runner = TaskRuntime(agents.agent, store, LEASED)
-        other = TaskRuntime(agents.agent, store, LEASED)
-        await nursery.start(runner.run)
-        await nursery.start(other.run)
+        runner = await replica(nursery, store)
+        other = await replica(nursery, store)
         answers: list[m.Task | m.Message] = []
 
         async def send() -> None:
@@ -373,15 +371,9 @@ async def test_a_follow_up_to_a_task_running_on_another_replica_is_refused(
 ) -> None:
     """As on the replica running it: the task is not waiting for input.  Before, the replica
     without the job ran the skill a second time on the stored history."""
-    async with (
-        open_store(shared_url) as store_a,
-        open_store(shared_url) as store_b,
-        trio.open_nursery() as nursery,
-    ):
-        runner = TaskRuntime(agents.agent, store_a, LEASED)
-        other = TaskRuntime(agents.agent, store_b, LEASED)
-        await nursery.start(runner.run)
-        await nursery.start(other.run)
+    async with two_stores(shared_url) as (store_a, store_b, nursery):
+        runner = await replica(nursery, store_a)
+        other = await replica(nursery, store_b)
         gate = f"running elsewhere {m.new_id()}"  # the gates outlive a test
         task = await started(runner, gate, "gated")
         live = await at_gate(runner, task.id)
@@ -398,7 +390,6 @@ async def test_a_follow_up_to_a_task_running_on_another_replica_is_refused(
         events = await drain(live)
         assert isinstance(events[-1], m.TaskStatusUpdateEvent)
         assert events[-1].status.state is m.TaskState.COMPLETED
-        nursery.cancel_scope.cancel()
 
 
 @pytest.mark.parametrize("write", ["update", "artifact", "result"])
@@ -410,15 +401,9 @@ async def test_a_cancel_elsewhere_stops_the_job_here_at_its_next_write(
     CANCELED task.  Before, the refused write was a skill failure ("final state not
     recorded"), the stream ended without the CANCELED event and the send returned WORKING."""
     caplog.set_level(logging.INFO, logger="a2a_trio")
-    async with (
-        open_store(shared_url) as store_a,
-        open_store(shared_url) as store_b,
-        trio.open_nursery() as nursery,
-    ):
-        runner = TaskRuntime(lost, store_a, LONG)
-        other = TaskRuntime(lost, store_b, LONG)
-        await nursery.start(runner.run)
-        await nursery.start(other.run)
+    async with two_stores(shared_url) as (store_a, store_b, nursery):
+        runner = await replica(nursery, store_a, LONG, agent=lost)
+        other = await replica(nursery, store_b, LONG, agent=lost)
         text = f"late {write} {m.new_id()}"
         runs[text] = run = Run(write)
         answers: list[m.Task | m.Message] = []
@@ -447,39 +432,3 @@ async def test_a_cancel_elsewhere_stops_the_job_here_at_its_next_write(
         replayed = await read_all(await runner.subscribe(ANONYMOUS, run.task_id, last_event_id=0))
         assert [(entry.seq, entry.event) for entry in replayed] == list(logged)
         assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
-        nursery.cancel_scope.cancel()
-
-
-async def test_a_follow_up_here_to_a_task_resumed_elsewhere_stops_the_job_here(
-    shared_url: str,
-) -> None:
-    """The follow-up's refused write stops the waiting job at once, as a tick would; before, it
-    went on waiting (here: for good, no tick comes) and its stream never ended."""
-    async with (
-        open_store(shared_url) as store_a,
-        open_store(shared_url) as store_b,
-        trio.open_nursery() as nursery,
-    ):
-        first = TaskRuntime(agents.agent, store_a, LONG)
-        second = TaskRuntime(agents.agent, store_b, LONG)
-        await nursery.start(first.run)
-        await nursery.start(second.run)
-        asked = await first.send(ANONYMOUS, request("hi", "ask"))
-        assert isinstance(asked, m.Task)
-        live = await first.subscribe(ANONYMOUS, asked.id)
-        follow_up = m.SendMessageRequest(m.text_message("Ada", task_id=asked.id))
-        again = await second.send(ANONYMOUS, follow_up)  # re-runs the skill there: asks again
-        assert isinstance(again, m.Task) and again.status.state is m.TaskState.INPUT_REQUIRED
-        late = m.SendMessageRequest(m.text_message("Cy", task_id=asked.id))
-        with pytest.raises(UnsupportedOperationError, match="changed while this message"):
-            await first.send(ANONYMOUS, late)
-        with trio.fail_after(5):
-            events = await drain(live)
-        assert first.statistics().running_jobs == 0
-        assert isinstance(events[-1], m.TaskStatusUpdateEvent)
-        assert events[-1].status == again.status  # what the store logged meanwhile, to the end
-        answer = m.SendMessageRequest(m.text_message("Bo", task_id=asked.id))
-        done = await second.send(ANONYMOUS, answer)  # the handler waiting there gets it
-        assert isinstance(done, m.Task) and done.status.state is m.TaskState.COMPLETED
-        assert done.artifacts[0].parts == (m.TextPart("hello Bo"),)
-        nursery.cancel_scope.cancel()
