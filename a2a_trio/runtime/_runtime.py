@@ -396,20 +396,21 @@ class TaskRuntime:
         """Start ``skill`` again on a stored task, after ``update`` (a follow-up message) if
         given.  Its log goes on after the stored events with the task's snapshot, stored like
         every event a job publishes: in the same write as the update (whose timestamp is fixed
-        beforehand, so the snapshot is exactly the stored task)."""
+        beforehand, so the snapshot is exactly the stored task).  Without a follow-up the write
+        is empty, but it is a write: the new version tells a replica that still runs the task
+        (e.g. back from an outage) that it is no longer its own."""
         task = stored.task
         last_seq = await self.store.last_event_seq(scope, task.id)
         if update is None:
-            await self.store.append_events(scope, task.id, [(last_seq + 1, task)])
-        else:
-            snapshot = apply_update(task, update, now=update.timestamp or m.utcnow())
-            stored = await self.store.update_task(
-                scope,
-                task.id,
-                update,
-                expected_version=stored.version,
-                events=[(last_seq + 1, snapshot)],
-            )
+            update = TaskUpdate()
+        snapshot = apply_update(task, update, now=update.timestamp or m.utcnow())
+        stored = await self.store.update_task(
+            scope,
+            task.id,
+            update,
+            expected_version=stored.version,
+            events=[(last_seq + 1, snapshot)],
+        )
         return self._start(scope, stored.task, stored.version, skill, message, last_seq=last_seq)
 
     async def _keep_leases(self, lease: float) -> None:

@@ -81,6 +81,32 @@ async def late(ctx: TaskContext) -> str:
     return "done"
 
 
+@attrs.define
+class Quiet:
+    """The runs of the ``quiet`` skill for one text (the first, then a re-run): when each
+    handler started and when it ended."""
+
+    started: tuple[trio.Event, ...] = attrs.field(factory=lambda: (trio.Event(), trio.Event()))
+    ended: tuple[trio.Event, ...] = attrs.field(factory=lambda: (trio.Event(), trio.Event()))
+    runs: int = 0
+
+
+quiet_runs: dict[str, Quiet] = {}
+
+
+@lost.skill(resumable=True)
+async def quiet(ctx: TaskContext) -> str:
+    """Resumable, and silent: waits (for good) without writing anything."""
+    runs = quiet_runs[ctx.text]
+    number, runs.runs = runs.runs, runs.runs + 1
+    runs.started[number].set()
+    try:
+        await trio.sleep_forever()
+    finally:
+        runs.ended[number].set()
+    return "never"
+
+
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 async def shared_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
     """One database two replicas open."""
@@ -432,3 +458,31 @@ async def test_a_cancel_elsewhere_stops_the_job_here_at_its_next_write(
         replayed = await read_all(await runner.subscribe(ANONYMOUS, run.task_id, last_event_id=0))
         assert [(entry.seq, entry.event) for entry in replayed] == list(logged)
         assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
+async def test_a_recovery_elsewhere_reaches_a_silent_handler_here_at_its_next_tick(
+    shared_url: str,
+) -> None:
+    """A recovery's re-run writes (an empty update) before its handler starts, so the task's
+    version moves even when neither handler ever writes: the replica back from its outage
+    stops its handler at its next tick.  Before, the re-run only appended its snapshot event,
+    the version stayed, the touches here went on succeeding and two handlers ran the task."""
+    async with two_stores(shared_url) as (store_a, store_b, nursery):
+        cut = CutOff(store_a)
+        first = await replica(nursery, cut, agent=lost)
+        text = f"quiet {m.new_id()}"
+        quiet_runs[text] = runs = Quiet()
+        task = await started(first, text, "quiet")
+        await runs.started[0].wait()
+        cut.cut = True  # its touches hang, so its task looks crashed past the lease
+        second = await replica(nursery, store_b, agent=lost)
+        with trio.fail_after(5):
+            await runs.started[1].wait()  # recovered: re-run there
+        cut.cut = False  # back
+        with trio.fail_after(5):
+            await runs.ended[0].wait()  # the handler here was stopped
+        assert not runs.ended[1].is_set()  # the re-run runs on
+        assert first.statistics().running_jobs == 0
+        assert second.statistics().running_jobs == 1
+        stored = await store_b.load_task(ANONYMOUS, task.id)
+        assert stored is not None and not m.is_terminal(stored.task.status.state)

@@ -32,6 +32,7 @@ from a2a_trio.store import (
     ScopedTask,
     StoredTask,
     TaskStore,
+    TaskUpdate,
     open_store,
 )
 from runtime.streams import read_all
@@ -438,12 +439,12 @@ class HeldStore:
         return getattr(self.store, name)
 
     async def update_task(
-        self, scope: CallerScope, task_id: str, *args: Any, **kwargs: Any
+        self, scope: CallerScope, task_id: str, update: TaskUpdate, **kwargs: Any
     ) -> StoredTask:
-        held = task_id == self.task_id
+        held = task_id == self.task_id and update != TaskUpdate()  # not the re-run's own write
         if held and not self.stored_first:
             await self._hold()
-        stored = await self.store.update_task(scope, task_id, *args, **kwargs)
+        stored = await self.store.update_task(scope, task_id, update, **kwargs)
         if held and self.stored_first:
             await self._hold()
         return stored
