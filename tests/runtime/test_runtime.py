@@ -612,18 +612,53 @@ async def test_drain_waits_for_running_jobs_but_not_for_waiting_ones(
 LEASED = attrs.evolve(FAST, recovery_lease=0.6)
 
 
+class Watched:
+    """A real store that tells when a runtime sweeps it for unfinished tasks and when a task
+    is written FAILED (the lease is real time: stored write times, so the tests wait for
+    these rather than for a fixed time)."""
+
+    def __init__(self, store: TaskStore) -> None:
+        self.store = store
+        self.sweeps = 0
+        self.failed = trio.Event()
+        self._swept = trio.Event()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    async def list_unfinished(self) -> tuple[ScopedTask, ...]:
+        found = await self.store.list_unfinished()
+        self.sweeps += 1
+        self._swept.set()
+        self._swept = trio.Event()
+        return found
+
+    async def swept(self, times: int) -> None:
+        while self.sweeps < times:
+            await self._swept.wait()
+
+    async def update_task(
+        self, scope: CallerScope, task_id: str, update: TaskUpdate, **kwargs: Any
+    ) -> StoredTask:
+        stored = await self.store.update_task(scope, task_id, update, **kwargs)
+        if stored.task.status.state is m.TaskState.FAILED:
+            self.failed.set()
+        return stored
+
+
 async def test_with_a_lease_a_starting_replica_leaves_a_live_peers_task_alone() -> None:
     """Before, any replica starting recovered every unfinished task: a peer's live task was
-    recorded FAILED under it. Real time: the lease is measured on stored write times."""
+    recorded FAILED under it."""
     store = MemoryTaskStore()
     async with trio.open_nursery() as nursery:
         peer = TaskRuntime(agents.agent, store, LEASED)
         await nursery.start(peer.run)
         task = await peer.send(ANONYMOUS, request("leased", "gated", return_immediately=True))
-        await trio.sleep(0.3)
-        starting = TaskRuntime(agents.agent, store, LEASED)
+        watched = Watched(store)
+        starting = TaskRuntime(agents.agent, watched, LEASED)
         await nursery.start(starting.run)
-        await trio.sleep(1.5)  # two and a half leases: the peer kept writing its task
+        with trio.fail_after(5):
+            await watched.swept(5)  # four ticks of a third of a lease: the lease ran out twice
         still = await store.load_task(ANONYMOUS, task.id)
         assert still is not None and still.task.status.state is m.TaskState.WORKING
         agents.gates["leased"].set()
@@ -637,12 +672,14 @@ async def test_with_a_lease_a_starting_replica_leaves_a_live_peers_task_alone() 
 async def test_with_a_lease_a_crashed_replicas_task_is_recovered_once_stale() -> None:
     store = MemoryTaskStore()
     plain, _resumable = await crash(store)
+    watched = Watched(store)
     async with trio.open_nursery() as nursery:
-        survivor = TaskRuntime(agents.agent, store, LEASED)
+        survivor = TaskRuntime(agents.agent, watched, LEASED)
         await nursery.start(survivor.run)
         fresh = await store.load_task(ANONYMOUS, plain.id)
         assert fresh is not None and fresh.task.status.state is m.TaskState.WORKING  # not yet
-        await trio.sleep(1.5)  # the lease ran out some sweeps ago
+        with trio.fail_after(5):
+            await watched.failed.wait()  # a sweep once the lease ran out
         recovered = await store.load_task(ANONYMOUS, plain.id)
         assert recovered is not None
         final = recovered.task.status
