@@ -214,9 +214,11 @@ class TaskRuntime:
             job.cancel_requested = True
             job.cancel_scope.cancel()
             await job.done.wait()
-            if job.state is not m.TaskState.CANCELED:
+            if job.state is m.TaskState.CANCELED:
+                return job.task
+            if not job.superseded:
                 raise TaskNotCancelableError(f"Task {task_id} ended {job.state.name} first")
-            return job.task
+            # Its task had moved on to another replica: cancel it there, through the store.
         stored = await self._load(scope, task_id)
         if m.is_terminal(stored.task.status.state):
             raise TaskNotCancelableError(

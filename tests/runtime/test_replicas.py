@@ -486,3 +486,29 @@ async def test_a_recovery_elsewhere_reaches_a_silent_handler_here_at_its_next_ti
         assert second.statistics().running_jobs == 1
         stored = await store_b.load_task(ANONYMOUS, task.id)
         assert stored is not None and not m.is_terminal(stored.task.status.state)
+
+
+async def test_a_cancel_here_of_a_task_recovered_elsewhere_cancels_it_there(
+    shared_url: str,
+) -> None:
+    """The cancel stops the stale handler here, whose final write finds the task re-run
+    elsewhere; the cancel then goes to the store, and the re-run's replica stops its handler
+    at its next tick.  Before, the client got TaskNotCancelable "ended WORKING first" for a
+    task that was running on."""
+    async with two_stores(shared_url) as (store_a, store_b, nursery):
+        stale = await replica(nursery, store_a, LONG, agent=lost)  # no tick here
+        text = f"quiet {m.new_id()}"
+        quiet_runs[text] = runs = Quiet()
+        task = await started(stale, text, "quiet")
+        await runs.started[0].wait()
+        rerunning = await replica(nursery, store_b, agent=lost)  # recovers it past its lease
+        with trio.fail_after(5):
+            await runs.started[1].wait()
+        canceled = await stale.cancel(ANONYMOUS, task.id)
+        assert canceled.status.state is m.TaskState.CANCELED
+        assert runs.ended[0].is_set()
+        with trio.fail_after(5):
+            await runs.ended[1].wait()  # the re-run there, at its next tick
+        assert rerunning.statistics().running_jobs == 0
+        stored = await store_b.load_task(ANONYMOUS, task.id)
+        assert stored is not None and stored.task.status == canceled.status
