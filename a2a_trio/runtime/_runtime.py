@@ -77,6 +77,9 @@ RECOVERY_RETRY = 5.0
 SHUTDOWN_MESSAGE = "The server shut down before this task finished; please send it again."
 RESTART_MESSAGE = "The server restarted before this task finished; please send it again."
 CANCELED_MESSAGE = "The task was canceled."
+CANCEL_ATTEMPTS = 20
+"""Reads and conditional writes a cancel of a task running on another replica makes before it
+gives up: each of that handler's writes in between makes the cancel read the task again."""
 
 
 @attrs.frozen
@@ -219,20 +222,24 @@ class TaskRuntime:
             if not job.superseded:
                 raise TaskNotCancelableError(f"Task {task_id} ended {job.state.name} first")
             # Its task had moved on to another replica: cancel it there, through the store.
-        stored = await self._load(scope, task_id)
-        if m.is_terminal(stored.task.status.state):
-            raise TaskNotCancelableError(
-                f"Task {task_id} is already {stored.task.status.state.name}"
-            )
-        try:
-            canceled = await self._settle_stored(
-                scope, stored, m.TaskState.CANCELED, CANCELED_MESSAGE
-            )
-        except STORE_CONFLICTS:
-            raise TaskNotCancelableError(f"Task {task_id} changed state meanwhile") from None
-        # A log kept from a job whose final write failed lacks this event: replay the store.
-        self._finished.pop(task_id, None)
-        return canceled.task
+        for _attempt in range(CANCEL_ATTEMPTS):
+            stored = await self._load(scope, task_id)
+            if m.is_terminal(stored.task.status.state):
+                raise TaskNotCancelableError(
+                    f"Task {task_id} is already {stored.task.status.state.name}"
+                )
+            try:
+                canceled = await self._settle_stored(
+                    scope, stored, m.TaskState.CANCELED, CANCELED_MESSAGE
+                )
+            except STORE_CONFLICTS:
+                continue  # written meanwhile (by its handler on another replica): read again
+            # A log kept from a job whose final write failed lacks this event: replay the store.
+            self._finished.pop(task_id, None)
+            return canceled.task
+        raise TaskNotCancelableError(
+            f"Task {task_id} changed {CANCEL_ATTEMPTS} times while it was being canceled; try again"
+        )
 
     async def subscribe(
         self, scope: CallerScope, task_id: str, *, last_event_id: int | None = None

@@ -107,6 +107,36 @@ async def quiet(ctx: TaskContext) -> str:
     return "never"
 
 
+@attrs.define
+class Chatty:
+    """A ``chatty`` run: at its gate after a first update; once let through, it writes again
+    (``wrote``), then waits for good."""
+
+    at_gate: trio.Event = attrs.field(factory=trio.Event)
+    gate: trio.Event = attrs.field(factory=trio.Event)
+    wrote: trio.Event = attrs.field(factory=trio.Event)
+    ended: trio.Event = attrs.field(factory=trio.Event)
+
+
+chatty_runs: dict[str, Chatty] = {}
+
+
+@lost.skill()
+async def chatty(ctx: TaskContext) -> str:
+    """Writes while another replica is cancelling its task (see ``Chatty``)."""
+    run = chatty_runs[ctx.text]
+    try:
+        await ctx.update("working")
+        run.at_gate.set()
+        await run.gate.wait()
+        await ctx.emit_artifact("a chunk")
+        run.wrote.set()
+        await trio.sleep_forever()
+    finally:
+        run.ended.set()
+    return "never"
+
+
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 async def shared_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
     """One database two replicas open."""
@@ -512,3 +542,37 @@ async def test_a_cancel_here_of_a_task_recovered_elsewhere_cancels_it_there(
         assert rerunning.statistics().running_jobs == 0
         stored = await store_b.load_task(ANONYMOUS, task.id)
         assert stored is not None and stored.task.status == canceled.status
+
+
+async def test_a_cancel_elsewhere_is_not_refused_by_the_handlers_own_writes(
+    shared_url: str,
+) -> None:
+    """A chunk the handler here writes between the other replica's read and its write makes
+    that replica read the task again and cancel it.  Before, the client got TaskNotCancelable
+    "changed state meanwhile" for a task still WORKING, whenever the task was streaming."""
+    async with two_stores(shared_url) as (store_a, store_b, nursery):
+        held = HeldLoad(store_b)
+        runner = await replica(nursery, store_a, agent=lost)
+        other = await replica(nursery, held, agent=lost)
+        text = f"chatty {m.new_id()}"
+        chatty_runs[text] = run = Chatty()
+        task = await started(runner, text, "chatty")
+        await run.at_gate.wait()
+        canceled: list[m.Task] = []
+
+        async def cancel() -> None:
+            canceled.append(await other.cancel(ANONYMOUS, task.id))
+
+        held.armed = True
+        with trio.fail_after(5):
+            async with trio.open_nursery() as cancelling:
+                cancelling.start_soon(cancel)
+                await held.holding.wait()  # the cancel has read the task
+                run.gate.set()
+                await run.wrote.wait()  # the handler wrote since
+                held.release.set()
+            await run.ended.wait()  # the handler here stops: its task was canceled
+        assert canceled[0].status.state is m.TaskState.CANCELED
+        stored = await store_a.load_task(ANONYMOUS, task.id)
+        assert stored is not None and stored.task.status == canceled[0].status
+        assert stored.task.artifacts[0].parts == (m.TextPart("a chunk"),)
