@@ -16,8 +16,14 @@ from quart import Request
 from ..errors import InvalidRequestError
 
 
-class BodyTooLarge(Exception):
-    """The request body exceeds the configured limit."""
+class BodyTooLargeError(InvalidRequestError):
+    """The request body exceeds ``ServerConfig.max_body_bytes`` (-32600, HTTP 413); the body
+    readers raise it, and each binding answers it in its own error shape."""
+
+    http_status = 413
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"Request body larger than {limit} bytes")
 
 
 class BodyTooSlowError(InvalidRequestError):
@@ -42,18 +48,18 @@ def body_deadline(timeout: float) -> Iterator[None]:
 
 
 async def read_body(request: Request, limit: int) -> bytes:
-    """The whole body, or ``BodyTooLarge`` as soon as more than ``limit`` bytes arrived.
+    """The whole body, or ``BodyTooLargeError`` as soon as more than ``limit`` bytes arrived.
 
     No deadline of its own: callers bound it with :func:`body_deadline`.
     """
     declared = request.content_length
     if declared is not None and declared > limit:
-        raise BodyTooLarge
+        raise BodyTooLargeError(limit)
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.body:
         size += len(chunk)
         if size > limit:
-            raise BodyTooLarge
+            raise BodyTooLargeError(limit)
         chunks.append(chunk)
     return b"".join(chunks)

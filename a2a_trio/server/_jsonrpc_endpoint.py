@@ -30,7 +30,7 @@ from ..errors import (
 from ..runtime import LogEntry, SubscriberOverflow, TaskStream
 from ..wire import dumps
 from . import _jsonrpc as rpc
-from ._body import BodyTooLarge, BodyTooSlowError, body_deadline
+from ._body import BodyTooLargeError, BodyTooSlowError, body_deadline
 from ._rest import error_info
 from ._rpc_methods import V1_METHODS, CallInfo, Method, StreamingMethod
 from ._rpc_v03 import V03_METHODS
@@ -155,7 +155,7 @@ async def read_body(receive: Receive, headers: Mapping[str, str], limit: int) ->
     declared = headers.get("content-length", "")
     expected = int(declared) if declared.isdigit() else None
     if expected is not None and expected > limit:
-        raise BodyTooLarge
+        raise BodyTooLargeError(limit)
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -165,7 +165,7 @@ async def read_body(receive: Receive, headers: Mapping[str, str], limit: int) ->
         chunk: bytes = message.get("body", b"")
         size += len(chunk)
         if size > limit:
-            raise BodyTooLarge
+            raise BodyTooLargeError(limit)
         chunks.append(chunk)
         if size == expected or not message.get("more_body", False):
             return b"".join(chunks)
@@ -215,12 +215,8 @@ class JsonRpcEndpoint:
         try:
             with body_deadline(self.server.config.body_timeout):
                 body = await read_body(receive, headers, limit)
-        except BodyTooLarge:
-            too_large = InvalidRequestError(f"Request body larger than {limit} bytes")
-            await _refuse(send, headers, too_large, status=413)
-            return
-        except BodyTooSlowError as too_slow:
-            await _refuse(send, headers, too_slow)
+        except (BodyTooLargeError, BodyTooSlowError) as refused:
+            await _refuse(send, headers, refused)
             return
         except ClientGone:
             return

@@ -26,7 +26,6 @@ from ..errors import (
     AgentMisuseError,
     AuthenticationRequiredError,
     InvalidParamsError,
-    InvalidRequestError,
     MethodNotFoundError,
     TaskNotCancelableError,
     TaskNotFoundError,
@@ -38,7 +37,7 @@ from ..store import CallerScope
 from ..wire import _legacy as wire
 from ..wire import dumps
 from . import _jsonrpc as rpc
-from ._body import BodyTooLarge, BodyTooSlowError, body_deadline, read_body
+from ._body import BodyTooLargeError, BodyTooSlowError, body_deadline, read_body
 from ._handler import push_not_supported
 from ._legacy import LegacyEvents, LegacyIds, LegacyTask, bearer_refusal, result_text
 from ._sse import encode_event
@@ -144,11 +143,8 @@ class LegacySurface:
         try:
             with body_deadline(config.body_timeout):
                 body = await read_body(request, config.max_body_bytes)
-        except BodyTooLarge:
-            error = InvalidRequestError(f"Request body larger than {config.max_body_bytes} bytes")
-            return _answer(rpc.failure(None, error), status=413)
-        except BodyTooSlowError as too_slow:
-            return _answer(rpc.failure(None, too_slow), status=too_slow.http_status)
+        except (BodyTooLargeError, BodyTooSlowError) as refused:
+            return _answer(rpc.failure(None, refused), status=refused.http_status)
         try:
             document = rpc.load_request(body)
         except A2AError as error:

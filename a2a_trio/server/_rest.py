@@ -172,12 +172,6 @@ class VerbNotAllowed(errors.MethodNotFoundError):
         super().__init__(message)
 
 
-class BodyTooLargeError(errors.InvalidRequestError):
-    """The request body exceeds ``max_body_bytes`` (HTTP 413)."""
-
-    http_status = 413
-
-
 @attrs.frozen
 class RestCall:
     """A matched request: the v1.0 method to run and its ProtoJSON params (body not yet in)."""

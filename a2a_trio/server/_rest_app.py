@@ -24,12 +24,11 @@ from ..errors import (
 )
 from ..runtime import LogEntry
 from ..wire import dumps, loads
-from ._body import BodyTooLarge, body_deadline, read_body
+from ._body import body_deadline, read_body
 from ._jsonrpc_endpoint import JSON_TYPES, last_event_id
 from ._rest import (
     V03_PREFIX,
     V1_REST,
-    BodyTooLargeError,
     VerbNotAllowed,
     match_route,
     problem,
@@ -82,11 +81,8 @@ def mount_rest(app: QuartTrio, server: A2AServer) -> None:
 
 async def _json_body(server: A2AServer) -> Any:
     config = server.config
-    try:
-        with body_deadline(config.body_timeout):
-            body = await read_body(request, config.max_body_bytes)
-    except BodyTooLarge:
-        raise BodyTooLargeError(f"Request body larger than {config.max_body_bytes} bytes") from None
+    with body_deadline(config.body_timeout):
+        body = await read_body(request, config.max_body_bytes)
     if not body.strip():
         return None
     if request.mimetype not in JSON_TYPES:
