@@ -7,7 +7,7 @@ tests wait on events and streams, never for a fixed time.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -238,6 +238,25 @@ class NoLogReads(Proxy):
         raise AssertionError("the whole event log was read")
 
 
+async def cancel_held_while(
+    runtime: TaskRuntime, held: HeldLoad, task_id: str, between: Callable[[], Awaitable[None]]
+) -> m.Task:
+    """``runtime``'s CancelTask of ``task_id``, held just after it read the task while
+    ``between`` runs (the replica running the task writes or touches it meanwhile)."""
+    canceled: list[m.Task] = []
+
+    async def cancel() -> None:
+        canceled.append(await runtime.cancel(ANONYMOUS, task_id))
+
+    held.armed = True
+    async with trio.open_nursery() as cancelling:
+        cancelling.start_soon(cancel)
+        await held.holding.wait()
+        await between()
+        held.release.set()
+    return canceled[0]
+
+
 async def started(runtime: TaskRuntime, text: str, skill: str) -> m.Task:
     """A new task of ``skill``, as soon as it is stored."""
     task = await runtime.send(ANONYMOUS, request(text, skill, return_immediately=True))
@@ -262,23 +281,17 @@ async def test_a_lease_refresh_does_not_refuse_a_cancel_read_before_it(shared_ur
         other = await replica(nursery, held)
         task = await started(runner, "refreshed", "gated")
         live = await at_gate(runner, task.id)
-        canceled: list[m.Task] = []
 
-        async def cancel() -> None:
-            canceled.append(await other.cancel(ANONYMOUS, task.id))
+        async def refreshed() -> None:
+            touches.touched = trio.Event()
+            await touches.touched.wait()
 
-        held.armed = True
         with trio.fail_after(5):
-            async with trio.open_nursery() as cancelling:
-                cancelling.start_soon(cancel)
-                await held.holding.wait()  # the cancel has read the task
-                touches.touched = trio.Event()
-                await touches.touched.wait()  # the runner refreshed its lease since
-                held.release.set()
+            canceled = await cancel_held_while(other, held, task.id, refreshed)
             events = await drain(live)
-        assert canceled[0].status.state is m.TaskState.CANCELED
+        assert canceled.status.state is m.TaskState.CANCELED
         assert isinstance(events[-1], m.TaskStatusUpdateEvent)
-        assert events[-1].status == canceled[0].status
+        assert events[-1].status == canceled.status
 
 
 async def test_a_cancel_at_another_replica_stops_the_handler_here(shared_url: str) -> None:
@@ -558,21 +571,15 @@ async def test_a_cancel_elsewhere_is_not_refused_by_the_handlers_own_writes(
         chatty_runs[text] = run = Chatty()
         task = await started(runner, text, "chatty")
         await run.at_gate.wait()
-        canceled: list[m.Task] = []
 
-        async def cancel() -> None:
-            canceled.append(await other.cancel(ANONYMOUS, task.id))
+        async def wrote() -> None:
+            run.gate.set()
+            await run.wrote.wait()
 
-        held.armed = True
         with trio.fail_after(5):
-            async with trio.open_nursery() as cancelling:
-                cancelling.start_soon(cancel)
-                await held.holding.wait()  # the cancel has read the task
-                run.gate.set()
-                await run.wrote.wait()  # the handler wrote since
-                held.release.set()
+            canceled = await cancel_held_while(other, held, task.id, wrote)
             await run.ended.wait()  # the handler here stops: its task was canceled
-        assert canceled[0].status.state is m.TaskState.CANCELED
+        assert canceled.status.state is m.TaskState.CANCELED
         stored = await store_a.load_task(ANONYMOUS, task.id)
-        assert stored is not None and stored.task.status == canceled[0].status
+        assert stored is not None and stored.task.status == canceled.status
         assert stored.task.artifacts[0].parts == (m.TextPart("a chunk"),)
