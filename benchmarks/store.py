@@ -10,12 +10,16 @@ to keep the fill short, PostgreSQL followed by the ``VACUUM ANALYZE`` autovacuum
 the update rates are measured separately on the default settings.  Then one task streams an
 answer as artifact chunks (one ``update_task`` per chunk, as a handler's ``emit_artifact`` does):
 a store whose write cost grows with the task shows it as the last chunks' time over the first's.
+The official SDK's ``DatabaseTaskStore`` on SQLite (``a2a-sdk[sqlite]``: SQLAlchemy and
+aiosqlite, run on asyncio in a worker thread) streams the same answer in the same run, as its
+``TaskManager`` does: the task kept in memory, each chunk appended, then ``save``.
 Prints markdown tables.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import random
 import sqlite3
@@ -311,6 +315,42 @@ async def stream_answer(backend: str, url: str, chunks: int) -> Stream:
     )
 
 
+def sdk_stream_answer(path: Path, chunks: int) -> Stream:
+    """The same streamed answer through the SDK's ``DatabaseTaskStore`` on SQLite."""
+    from a2a.server.context import ServerCallContext
+    from a2a.server.tasks.database_task_store import DatabaseTaskStore
+    from a2a.types import a2a_pb2
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    async def stream() -> Stream:
+        engine = create_async_engine(f"sqlite+aiosqlite:///{path}")
+        store = DatabaseTaskStore(engine)
+        await store.initialize()
+        context = ServerCallContext()
+        working = a2a_pb2.TaskStatus(state=a2a_pb2.TASK_STATE_WORKING)
+        task = a2a_pb2.Task(id=m.new_id(), context_id=m.new_id(), status=working)
+        await store.save(task, context)
+        artifact = task.artifacts.add(artifact_id=m.new_id())
+        samples = []
+        start = time.perf_counter()
+        for number in range(chunks):
+            began = time.perf_counter()
+            artifact.parts.add(text=f"token{number} ")
+            await store.save(task, context)
+            samples.append((time.perf_counter() - began) * 1000)
+        total = time.perf_counter() - start
+        await engine.dispose()
+        return Stream(
+            "a2a-sdk sqlite",
+            chunks,
+            statistics.mean(samples[:WINDOW]),
+            statistics.mean(samples[-WINDOW:]),
+            total,
+        )
+
+    return asyncio.run(stream())
+
+
 async def run(plan: Plan, pg_url: str, workdir: Path) -> tuple[list[Row], list[Stream]]:
     rows: list[Row] = []
     streams: list[Stream] = []
@@ -338,6 +378,8 @@ async def run(plan: Plan, pg_url: str, workdir: Path) -> tuple[list[Row], list[S
         streams.append(await stream_answer("memory", "memory", plan.chunks))
         streamed_db = workdir / "streamed.db"
         streams.append(await stream_answer("sqlite", f"sqlite:///{streamed_db}", plan.chunks))
+        sdk_db = workdir / "sdk-streamed.db"
+        streams.append(await trio.to_thread.run_sync(sdk_stream_answer, sdk_db, plan.chunks))
         if pg_url:
             async with pg_schema(pg_url) as url:
                 streams.append(await stream_answer("postgresql", url, plan.chunks))
@@ -370,6 +412,12 @@ def stream_table(streams: list[Stream]) -> str:
             f"| {row.backend} | {row.chunks:,} | {row.first_ms:.2f} | {row.last_ms:.2f} |"
             f" {row.last_ms / row.first_ms:.1f} | {row.total_s:.1f} |"
         )
+    by_backend = {row.backend: row for row in streams}
+    ours, sdk = by_backend["sqlite"], by_backend["a2a-sdk sqlite"]
+    lines.append(
+        f"\nSQLite, the same answer: a2a-sdk / a2a_trio = {sdk.total_s / ours.total_s:.1f}x"
+        f" the time in all, {sdk.last_ms / ours.last_ms:.1f}x per chunk at the end"
+    )
     return "\n".join(lines)
 
 
