@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import os
 import random
 import sqlite3
@@ -94,6 +95,17 @@ class Stream:
     first_ms: float
     last_ms: float
     total_s: float
+
+    @classmethod
+    def of(cls, backend: str, samples: list[float]) -> Stream:
+        """The figures of one streamed answer from its chunks' write times (ms, in order)."""
+        return cls(
+            backend,
+            len(samples),
+            statistics.mean(samples[:WINDOW]),
+            statistics.mean(samples[-WINDOW:]),
+            sum(samples) / 1000,
+        )
 
 
 def sample_task(number: int) -> m.Task:
@@ -294,25 +306,15 @@ async def stream_answer(backend: str, url: str, chunks: int) -> Stream:
         task_id = (await store.create_task(ANONYMOUS, asked)).task.id
         await store.update_task(ANONYMOUS, task_id, TaskUpdate(state=m.TaskState.WORKING))
         artifact_id = m.new_id()
-        samples = []
-        start = time.perf_counter()
-        for number in range(chunks):
+        numbers = itertools.count()
+
+        async def append() -> None:
+            number = next(numbers)
             chunk = m.Artifact(artifact_id=artifact_id, parts=(m.TextPart(f"token{number} "),))
-            began = time.perf_counter()
-            await store.update_task(
-                ANONYMOUS,
-                task_id,
-                TaskUpdate(artifacts=(ArtifactWrite(chunk, append=number > 0),)),
-            )
-            samples.append((time.perf_counter() - began) * 1000)
-        total = time.perf_counter() - start
-    return Stream(
-        backend,
-        chunks,
-        statistics.mean(samples[:WINDOW]),
-        statistics.mean(samples[-WINDOW:]),
-        total,
-    )
+            write = ArtifactWrite(chunk, append=number > 0)
+            await store.update_task(ANONYMOUS, task_id, TaskUpdate(artifacts=(write,)))
+
+        return Stream.of(backend, await timed(append, chunks))
 
 
 def sdk_stream_answer(path: Path, chunks: int) -> Stream:
@@ -331,22 +333,15 @@ def sdk_stream_answer(path: Path, chunks: int) -> Stream:
         task = a2a_pb2.Task(id=m.new_id(), context_id=m.new_id(), status=working)
         await store.save(task, context)
         artifact = task.artifacts.add(artifact_id=m.new_id())
-        samples = []
-        start = time.perf_counter()
-        for number in range(chunks):
-            began = time.perf_counter()
-            artifact.parts.add(text=f"token{number} ")
+        numbers = itertools.count()
+
+        async def append() -> None:
+            artifact.parts.add(text=f"token{next(numbers)} ")
             await store.save(task, context)
-            samples.append((time.perf_counter() - began) * 1000)
-        total = time.perf_counter() - start
+
+        samples = await timed(append, chunks)  # plain awaits: runs on asyncio as well
         await engine.dispose()
-        return Stream(
-            "a2a-sdk sqlite",
-            chunks,
-            statistics.mean(samples[:WINDOW]),
-            statistics.mean(samples[-WINDOW:]),
-            total,
-        )
+        return Stream.of("a2a-sdk sqlite", samples)
 
     return asyncio.run(stream())
 
