@@ -20,7 +20,7 @@ import trio
 
 from ._base import DEFAULT_RETENTION, Retention, StoreSchemaError
 from ._sql import Dialect, SqlTaskStore, Tx
-from ._sqlite_writer import GroupWriter, SqliteTx
+from ._sqlite_writer import GroupWriter, transaction
 
 type Synchronous = Literal["FULL", "NORMAL"]
 
@@ -74,12 +74,6 @@ DIALECT: Final = Dialect(
 )
 
 
-def _transaction[T](conn: sqlite3.Connection, begin: str, fn: Callable[[Tx], T]) -> T:
-    conn.execute(begin)
-    with conn:  # commits on success, rolls back on any exception
-        return fn(SqliteTx(conn))
-
-
 def migrate(conn: sqlite3.Connection) -> int:
     """Apply the migrations this database lacks; returns the schema version now in place."""
 
@@ -96,7 +90,7 @@ def migrate(conn: sqlite3.Connection) -> int:
             tx.run(f"PRAGMA user_version = {number}")
         return len(MIGRATIONS)
 
-    return _transaction(conn, "BEGIN IMMEDIATE", apply)
+    return transaction(conn, "BEGIN IMMEDIATE", apply)
 
 
 WAL_ATTEMPTS = 100
@@ -169,7 +163,7 @@ class SqliteDriver:
                     conn = await trio.to_thread.run_sync(self.connect)
             try:
                 with DIALECT.unavailable_on_operational_error():
-                    return await trio.to_thread.run_sync(_transaction, conn, "BEGIN", fn)
+                    return await trio.to_thread.run_sync(transaction, conn, "BEGIN", fn)
             finally:
                 self._idle_readers.append(conn)
 

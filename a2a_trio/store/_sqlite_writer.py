@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import attrs
@@ -32,6 +33,14 @@ class SqliteTx:
 
     def run(self, sql: str, params: Sequence[object] = ()) -> Cursor:
         return self._conn.execute(sql, params)
+
+
+def transaction[T](conn: sqlite3.Connection, begin: str, fn: Callable[[Tx], T]) -> T:
+    """``fn`` in one transaction on ``conn`` (``BEGIN``, or ``BEGIN IMMEDIATE`` to write):
+    committed when it returns, rolled back when it raises.  Blocking: call it in a thread."""
+    conn.execute(begin)
+    with conn:
+        return fn(SqliteTx(conn))
 
 
 @attrs.define(eq=False)
@@ -78,9 +87,10 @@ class GroupWriter:
             write.started = True
         # Shielded: the group's writes are marked started, so their callers wait for these
         # results; only the thread's start could be cancelled, and it must not be.
+        fns = [write.fn for write in group]
         with trio.CancelScope(shield=True):
             committed = await trio.to_thread.run_sync(
-                outcome.capture, _commit, self.conn, [write.fn for write in group]
+                outcome.capture, transaction, self.conn, "BEGIN IMMEDIATE", partial(_each, fns)
             )
         if isinstance(committed, outcome.Value):
             for write, result in zip(group, committed.value, strict=True):
@@ -90,23 +100,18 @@ class GroupWriter:
                 write.result = outcome.Error(committed.error)
 
 
-def _commit(
-    conn: sqlite3.Connection, fns: Sequence[Callable[[Tx], Any]]
-) -> list[outcome.Outcome[Any]]:
-    """Run ``fns`` in one ``BEGIN IMMEDIATE`` transaction, each in a savepoint when there are
-    several; a write that raises is rolled back to its savepoint and the others go on.
-    Returns each one's outcome; raises (nothing committed) when the transaction itself fails."""
-    tx = SqliteTx(conn)
-    conn.execute("BEGIN IMMEDIATE")
-    with conn:  # commits at the end; rolls everything back if the transaction itself fails
-        if len(fns) == 1:
-            return [outcome.Value(fns[0](tx))]
-        results: list[outcome.Outcome[Any]] = []
-        for fn in fns:
-            conn.execute("SAVEPOINT write")
-            result = outcome.capture(fn, tx)
-            if isinstance(result, outcome.Error):
-                conn.execute("ROLLBACK TO write")
-            conn.execute("RELEASE write")
-            results.append(result)
-        return results
+def _each(fns: Sequence[Callable[[Tx], Any]], tx: Tx) -> list[outcome.Outcome[Any]]:
+    """Run ``fns`` in the open transaction ``tx``, each in a savepoint when there are several:
+    a write that raises is rolled back to its savepoint and the others go on.  Returns each
+    one's outcome; a lone write's exception propagates (its transaction is rolled back)."""
+    if len(fns) == 1:
+        return [outcome.Value(fns[0](tx))]
+    results: list[outcome.Outcome[Any]] = []
+    for fn in fns:
+        tx.run("SAVEPOINT write")
+        result = outcome.capture(fn, tx)
+        if isinstance(result, outcome.Error):
+            tx.run("ROLLBACK TO write")
+        tx.run("RELEASE write")
+        results.append(result)
+    return results

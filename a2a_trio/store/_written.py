@@ -12,7 +12,7 @@ before encode the same again.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
@@ -77,9 +77,7 @@ def encode_task(task: m.Task, previous: Written | None) -> dict[str, Any]:
     document = V1.encode(attrs.evolve(task, history=(), artifacts=()))
     before = previous.document
     if task.history:
-        document["history"] = _reuse(
-            task.history, previous.task.history, before.get("history", []), V1.encode
-        )
+        document["history"] = _reuse(task.history, previous.task.history, before.get("history", []))
     if task.artifacts:
         old = {
             artifact.artifact_id: (artifact, encoded)
@@ -103,21 +101,16 @@ def _artifact(
         return old_encoded
     encoded = V1.encode(attrs.evolve(artifact, parts=()))
     if artifact.parts:
-        encoded["parts"] = _reuse(
-            artifact.parts, old_artifact.parts, old_encoded.get("parts", []), V1.encode
-        )
+        encoded["parts"] = _reuse(artifact.parts, old_artifact.parts, old_encoded.get("parts", []))
     return encoded
 
 
-def _reuse[T](
-    items: Sequence[T],
-    old_items: Sequence[T],
-    old_encoded: list[dict[str, Any]],
-    encode: Callable[[T], dict[str, Any]],
+def _reuse(
+    items: Sequence[Any], old_items: Sequence[Any], old_encoded: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """``items`` encoded; when they start with exactly the objects of ``old_items``, those
     keep their ``old_encoded`` form."""
     kept = len(old_items)
     if kept > len(items) or not all(map(operator.is_, items[:kept], old_items)):
         kept = 0
-    return old_encoded[:kept] + [encode(item) for item in items[kept:]]
+    return old_encoded[:kept] + [V1.encode(item) for item in items[kept:]]
