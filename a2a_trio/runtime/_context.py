@@ -149,15 +149,11 @@ class TaskContext:
         await trio.lowlevel.checkpoint_if_cancelled()
         try:
             await job.write(update, chunk=chunk)
-        except ConcurrencyError as exc:
-            if not job.superseded:
-                raise
-            refused = exc
-        else:
-            await trio.lowlevel.cancel_shielded_checkpoint()
-            return
-        await trio.lowlevel.checkpoint()  # raises Cancelled: superseding cancelled the job's scope
-        raise refused
+        except ConcurrencyError:
+            if job.superseded:  # superseding cancelled the job's scope: Cancelled, here
+                await trio.lowlevel.checkpoint()
+            raise
+        await trio.lowlevel.cancel_shielded_checkpoint()
 
     def reject(self, reason: str) -> NoReturn:
         """Decline the task: it ends REJECTED with ``reason`` as its status message."""
