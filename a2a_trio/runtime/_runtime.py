@@ -1,8 +1,10 @@
 """The task runtime: one nursery that owns every running handler, each in its own cancel scope.
 
 Requests hand jobs to this nursery and return (``returnImmediately``), wait for the task to settle
-(blocking send) or follow its event log (streams).  A request's cancellation (a client gone) never
-reaches a job; ``cancel`` does, through the job's own scope, and the handler's cleanup runs.
+(blocking send) or follow its event log (streams); a stream of a task no job runs here follows
+the stored log instead, polling it in the stream's own task (``StoreFollower``).  A request's
+cancellation (a client gone) never reaches a job; ``cancel`` does, through the job's own scope,
+and the handler's cleanup runs.
 
 Ownership::
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections import OrderedDict
+from collections.abc import Iterable
 from datetime import timedelta
 from typing import Any
 
@@ -55,6 +58,7 @@ from ._agent import Agent, Skill
 from ._content import check_content
 from ._context import TaskContext
 from ._eventlog import EventLog, EventLogLimits, LogEntry, ReplayGap
+from ._follow import StoreFollower, stored_snapshot
 from ._job import Job, bound_to, update_events
 from ._outcome import (
     INTERNAL_FAILURE,
@@ -73,6 +77,8 @@ STORE_CONFLICTS = (ConcurrencyError, TaskTerminalStateError, InvalidTransitionEr
 """Store refusals meaning the task changed since it was read (an outage is not one of them)."""
 RECOVERY_RETRY = 5.0
 """Seconds between attempts when the store is unavailable for the recovery at start."""
+DEFAULT_FOLLOW_INTERVAL = 0.5
+"""Seconds between a store-following stream's looks at the store (``follow_interval``)."""
 
 SHUTDOWN_MESSAGE = "The server shut down before this task finished; please send it again."
 RESTART_MESSAGE = "The server restarted before this task finished; please send it again."
@@ -107,10 +113,23 @@ class RuntimeConfig:
     the store refuses the write).  ``None`` (one server): every unfinished task found at
     start is recovered at once."""
 
+    follow_interval: float = attrs.field(default=DEFAULT_FOLLOW_INTERVAL)
+    """How often, in seconds, a stream of a task no job runs on this replica (it runs on
+    another replica, or waits here to be recovered or for a follow-up message) checks the
+    store for the task's new events, which it then delivers with their stored numbers until a
+    terminal state, as a stream on the replica running the task would.  Each check is one
+    cheap read per stream (``last_event_seq``); the events come up to this much later than on
+    the running replica."""
+
     @recovery_lease.validator
     def _check_lease(self, _attribute: object, value: float | None) -> None:
         if value is not None and not (0 < value < float("inf")):
             raise ValueError(f"recovery_lease must be a positive number of seconds, not {value}")
+
+    @follow_interval.validator
+    def _check_follow_interval(self, _attribute: object, value: float) -> None:
+        if not (0 < value < float("inf")):
+            raise ValueError(f"follow_interval must be a positive number of seconds, not {value}")
 
 
 @attrs.frozen
@@ -247,20 +266,23 @@ class TaskRuntime:
         """SubscribeToTask: the current task, then live events until a terminal state.
 
         With ``last_event_id`` the stream resumes after that event instead (see
-        :meth:`_resume`).
+        :meth:`_resume`).  A task no job runs here (it runs on another replica, or waits to be
+        recovered or for a follow-up message) is followed through the store (``_from_store``).
         """
         if last_event_id is not None:
             return await self._resume(scope, task_id, last_event_id)
         following = self._following(scope, task_id)
         if following is not None:
             return following
-        stored = await self._load(scope, task_id)
-        if m.is_terminal(stored.task.status.state):
+        head = await self._stored_head(scope, task_id)
+        assert isinstance(head.event, m.Task)
+        state = head.event.status.state
+        if m.is_terminal(state):
             raise UnsupportedOperationError(
-                f"Task {task_id} is {stored.task.status.state.name}: a terminal task has no "
-                "updates to subscribe to; use GetTask"
+                f"Task {task_id} is {state.name}: a terminal task has no updates to subscribe "
+                "to; use GetTask"
             )
-        return await self._snapshot(scope, stored)
+        return self._from_store(scope, task_id, [head], head.seq)
 
     def _following(self, scope: CallerScope, task_id: str) -> TaskStream | None:
         """The task as its job has it, then its live events; ``None`` when no job runs it
@@ -274,11 +296,22 @@ class TaskRuntime:
             [head], job.log.subscribe(after=job.log.last_seq), stop_on_interrupt=False
         )
 
-    async def _snapshot(self, scope: CallerScope, stored: StoredTask) -> TaskStream:
+    async def _stored_head(self, scope: CallerScope, task_id: str) -> LogEntry:
         """A task no job runs here (waiting after a restart, finished, or running on another
-        replica) as stored, numbered after its stored log."""
-        last_seq = await self.store.last_event_seq(scope, stored.task.id)
-        return TaskStream([LogEntry(last_seq, stored.task)], None, stop_on_interrupt=False)
+        replica) as stored, numbered after its stored log (see ``stored_snapshot``)."""
+        head = await stored_snapshot(self.store, scope, task_id)
+        if head is None:
+            raise _not_found(task_id)
+        return head
+
+    def _from_store(
+        self, scope: CallerScope, task_id: str, head: Iterable[LogEntry], after: int
+    ) -> TaskStream:
+        """``head``, then the events the store logs for the task after event ``after``
+        (``StoreFollower``), until a terminal state: the stream of a task no job runs here."""
+        interval = self.config.follow_interval
+        follower = StoreFollower(self.store, scope, task_id, after=after, interval=interval)
+        return TaskStream(head, follower, stop_on_interrupt=False)
 
     async def _resume(self, scope: CallerScope, task_id: str, after: int) -> TaskStream:
         """The events after ``after``, replayed then live, under the numbers the live stream
@@ -291,6 +324,11 @@ class TaskRuntime:
         ``max_events_per_task``), the stream starts over from a snapshot of the task instead,
         so a client never gets an artifact chunk without its start.  An id past the task's
         last event was never sent: ``InvalidParamsError``.
+
+        With no job for the task here, what the store logs after the replay (or the snapshot,
+        or ``after`` itself when the client has every event) follows until a terminal state,
+        as on the replica running it; only a finished task's current id ends the stream at
+        once.
         """
         log = self._log(scope, task_id)
         if log is not None and log.closed:
@@ -307,21 +345,25 @@ class TaskRuntime:
                 live.close()
             raise
         if stored and stored[0][0] == after + 1:
-            if live is not None:
-                live.skip_through(stored[-1][0])
             replay = [LogEntry(seq, event) for seq, event in stored]
+            if live is None:  # no job here: the store goes on where the replay ends
+                return self._from_store(scope, task_id, replay, stored[-1][0])
+            live.skip_through(stored[-1][0])
             return TaskStream(replay, live, stop_on_interrupt=False)
         if live is not None:
             live.close()
         if not stored and log is None:  # nothing after it here: up to date, or never sent
+            current = await self._load(scope, task_id)  # read first: a terminal task stays
             last_seq = await self.store.last_event_seq(scope, task_id)
             _check_sent(after, last_seq, task_id)
-            if after == last_seq:
+            if after == last_seq and m.is_terminal(current.task.status.state):
                 return TaskStream([], None, stop_on_interrupt=False)
+            return self._from_store(scope, task_id, [], after)  # what comes next, if anything
         following = self._following(scope, task_id)
         if following is not None:
             return following
-        return await self._snapshot(scope, await self._load(scope, task_id))
+        head = await self._stored_head(scope, task_id)
+        return self._from_store(scope, task_id, [head], head.seq)
 
     # --- starting and continuing tasks ----------------------------------------------------
 

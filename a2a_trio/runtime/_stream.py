@@ -1,14 +1,32 @@
-"""A client's stream of task events: a head (snapshot or message) followed by live log events."""
+"""A client's stream of task events: a head (snapshot or message), then the events of a source:
+the task's live log here (a :class:`Subscription`) or its stored log (a ``StoreFollower``)."""
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
+from typing import Protocol
 
 import trio
 
 from .. import model as m
-from ._eventlog import LogEntry, Subscription
+from ._eventlog import LogEntry
+
+
+class EventSource(Protocol):
+    """Where a stream's events after its head come from (see :class:`Subscription`)."""
+
+    async def receive(self) -> LogEntry:
+        """The next event; ``trio.EndOfChannel`` after the last; cancellation loses nothing."""
+        ...
+
+    def receive_nowait(self) -> LogEntry | None:
+        """The next event if one is already there, else ``None`` (never waits)."""
+        ...
+
+    def close(self) -> None:
+        """Stop receiving (synchronous)."""
+        ...
 
 
 def ends_stream(event: m.StreamEvent, *, stop_on_interrupt: bool) -> bool:
@@ -33,7 +51,7 @@ class TaskStream:
     def __init__(
         self,
         head: Iterable[LogEntry],
-        subscription: Subscription | None,
+        subscription: EventSource | None,
         *,
         stop_on_interrupt: bool,
     ) -> None:

@@ -338,7 +338,9 @@ async def test_another_replica_numbers_its_snapshot_after_the_stored_log(tmp_pat
             pass  # the job is at its gate once its WORKING update is out (and stored)
         live.close()
         stored = await store_a.load_events(ANONYMOUS, task.id)
-        snapshot = await read_all(await other.subscribe(ANONYMOUS, task.id))
+        following = await other.subscribe(ANONYMOUS, task.id)
+        snapshot = [await following.receive()]
+        following.close()  # it follows the task through the store (tests/runtime/test_follow.py)
         assert [entry.seq for entry in snapshot] == [stored[-1][0]]
         agents.gates["far"].set()
         with trio.fail_after(5):
