@@ -14,7 +14,7 @@ or ``:`` (they would be ambiguous with the ``:verb`` suffixes).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, Final
 
 import attrs
@@ -235,6 +235,32 @@ def rest_params(call: RestCall, body: Any, query: Iterable[tuple[str, str]]) -> 
     if call.tenant:
         params["tenant"] = call.tenant
     return params
+
+
+_PARAMS: Final = re.compile(r"\$\.params(?=$|[.\[])")
+_FIRST: Final = re.compile(r"\.(\w+)")
+
+
+def params_relative(error: InvalidParamsError) -> str | None:
+    """The path ``error`` names inside the JSON-RPC ``params`` object (``$.pageSize`` for
+    ``$.params.pageSize``), or None for a path not rooted there (``$``, ``$.query.{name}``)."""
+    rooted = _PARAMS.match(error.path)
+    return None if rooted is None else "$" + error.path[rooted.end() :]
+
+
+def in_query(error: InvalidParamsError, query: Collection[str]) -> InvalidParamsError | None:
+    """``error`` naming ``$.query.{name}`` when the field of ``params`` it names came in the
+    request's query (``query``: the parameter names sent), else None.
+
+    The decoders and the runtime a REST request shares with JSON-RPC name fields of the
+    ``params`` object its request becomes (``$.params.pageSize``); the REST client sent a query
+    parameter, so that is what it is told, as when :func:`rest_params` refuses the value.
+    """
+    relative = params_relative(error)
+    first = None if relative is None else _FIRST.match(relative, 1)
+    if relative is None or first is None or first[1] not in query:
+        return None
+    return InvalidParamsError(error.reason, path="$.query" + relative[1:])
 
 
 def _reason(error: A2AError) -> str:

@@ -30,6 +30,7 @@ from ._rest import (
     V03_PREFIX,
     V1_REST,
     VerbNotAllowed,
+    in_query,
     match_route,
     problem,
     rest_params,
@@ -106,9 +107,12 @@ async def _rest(server: A2AServer) -> Response:
     try:
         return await _serve(server, methods[call.route.method], params, owner)
     except InvalidParamsError as error:
-        if version != V0_3:
-            raise  # v1.0 names the JSON-RPC params its request becomes (docs/bindings.md)
-        raise as_sent(error, params, {name for name, _value in query}) from None
+        sent = {name for name, _value in query}
+        if version == V0_3:
+            raise as_sent(error, params, sent) from None
+        # v1.0 names the JSON-RPC params its body becomes (docs/bindings.md), and the query
+        # parameter the client sent, whoever refused it.
+        raise in_query(error, sent) or error from None
 
 
 async def _serve(server: A2AServer, method: Method, params: dict[str, Any], owner: str) -> Response:

@@ -253,6 +253,38 @@ async def test_integer_query_parameters_are_digits_only(
     assert served.status_code == 200
 
 
+@pytest.mark.parametrize(
+    ("query", "name"),
+    [
+        ("/tasks/t?historyLength=-1", "historyLength"),
+        ("/tasks/t?historyLength=99999999999", "historyLength"),
+        ("/tasks/t?historyLength=abc", "historyLength"),
+        ("/tasks?historyLength=-1", "historyLength"),
+        ("/tasks?historyLength=99999999999", "historyLength"),
+        ("/tasks?pageSize=0", "pageSize"),
+        ("/tasks?pageSize=101", "pageSize"),
+        ("/tasks?pageSize=99999999999", "pageSize"),
+        ("/tasks?pageSize=ten", "pageSize"),
+        ("/tasks?pageToken=zzz", "pageToken"),
+        ("/tasks?status=sleeping", "status"),
+        ("/tasks?statusTimestampAfter=yesterday", "statusTimestampAfter"),
+        ("/tasks?includeArtifacts=maybe", "includeArtifacts"),
+        ("/acme/tasks?pageSize=0", "pageSize"),
+        ("/acme/tasks/t?historyLength=-1", "historyLength"),
+    ],
+)
+async def test_v1_rest_query_errors_name_the_query_parameter(
+    http: httpx.AsyncClient, query: str, name: str
+) -> None:
+    """Whether the REST decoder or, after it, the runtime or the store refuses the value, the
+    client is told the query parameter it sent (before: ``$.params.{name}`` from the latter)."""
+    response = await http.get(query, headers=V1_HEADERS)
+    assert (response.status_code, reason(response)) == (400, "INVALID_PARAMS")
+    error = response.json()["error"]
+    assert error["details"][0]["metadata"]["path"] == f"$.query.{name}"
+    assert error["message"].startswith(f"$.query.{name}: ")
+
+
 @pytest.mark.parametrize("method", ["tasks/send", "tasks/sendSubscribe"])
 @pytest.mark.parametrize("key", ["id", "sessionId"])
 async def test_legacy_nul_in_an_id_is_reported_where_it_was_sent(
