@@ -285,6 +285,34 @@ async def test_v1_rest_query_errors_name_the_query_parameter(
     assert error["message"].startswith(f"$.query.{name}: ")
 
 
+V03_MESSAGE = {"kind": "message", "messageId": "m", "role": "user", "parts": [{"text": "x"}]}
+PROTO_MESSAGE = {"messageId": "m", "role": "ROLE_USER", "content": [{"text": "x"}]}
+NO_SKILL = {"skillId": "nosuch"}
+
+
+@pytest.mark.parametrize(
+    ("path", "headers", "body", "where"),
+    [
+        ("/", V1_HEADERS, rpc("SendMessage", {**SEND, "metadata": NO_SKILL}), "$.params"),
+        ("/", {}, rpc("message/send", {"message": V03_MESSAGE, "metadata": NO_SKILL}), "$.params"),
+        ("/message:send", V1_HEADERS, {**SEND, "metadata": NO_SKILL}, "$.params"),
+        ("/v1/message:send", {}, {"request": PROTO_MESSAGE, "metadata": NO_SKILL}, "$"),
+    ],
+)
+async def test_an_unknown_skill_in_the_request_metadata_is_reported_there(
+    http: httpx.AsyncClient, path: str, headers: dict[str, str], body: dict[str, object], where: str
+) -> None:
+    """``skillId`` is read from the message's metadata, else the request's: the error names
+    the one the client used (before: always the message's, which it had not sent)."""
+    response = await http.post(path, json=body, headers=headers)
+    error = response.json()["error"]
+    info = error["data"] if "jsonrpc" in response.json() else error["details"][0]["metadata"]
+    if isinstance(info, list):  # v1.0 JSON-RPC: an ErrorInfo
+        info = info[0]["metadata"]
+    assert info["path"] == f"{where}.metadata.skillId"
+    assert "unknown skill 'nosuch'" in info["reason"]
+
+
 @pytest.mark.parametrize("method", ["tasks/send", "tasks/sendSubscribe"])
 @pytest.mark.parametrize("key", ["id", "sessionId"])
 async def test_legacy_nul_in_an_id_is_reported_where_it_was_sent(
