@@ -5,7 +5,8 @@ the same functions; :func:`rest_version` says which one a request is for.
 
 A REST request is turned into the same ProtoJSON ``params`` object a JSON-RPC request carries
 (path fields and the ``/{tenant}`` prefix set into it, query parameters typed), and then goes
-through the v1.0 method table; so both bindings share decoding, the handler call and encoding.
+through the v1.0 method table; so both bindings share decoding, the handler call and encoding
+(their errors then name the field where the REST request carried it: :func:`as_sent`).
 Paths are the ``google.api.http`` options of ``a2a-v1.0.proto``; subscribe is served on both
 GET (the proto) and POST (the spec text and the official SDK).  Path ids cannot contain ``/``
 or ``:`` (they would be ambiguous with the ``:verb`` suffixes).
@@ -241,26 +242,29 @@ _PARAMS: Final = re.compile(r"\$\.params(?=$|[.\[])")
 _FIRST: Final = re.compile(r"\.(\w+)")
 
 
-def params_relative(error: InvalidParamsError) -> str | None:
-    """The path ``error`` names inside the JSON-RPC ``params`` object (``$.pageSize`` for
-    ``$.params.pageSize``), or None for a path not rooted there (``$``, ``$.query.{name}``)."""
-    rooted = _PARAMS.match(error.path)
-    return None if rooted is None else "$" + error.path[rooted.end() :]
-
-
-def in_query(error: InvalidParamsError, query: Collection[str]) -> InvalidParamsError | None:
-    """``error`` naming ``$.query.{name}`` when the field of ``params`` it names came in the
-    request's query (``query``: the parameter names sent), else None.
+def as_sent(
+    error: InvalidParamsError,
+    query: Collection[str],
+    spell: Callable[[str], str] | None = None,
+) -> InvalidParamsError:
+    """``error`` naming the field as the REST request carried it.
 
     The decoders and the runtime a REST request shares with JSON-RPC name fields of the
-    ``params`` object its request becomes (``$.params.pageSize``); the REST client sent a query
-    parameter, so that is what it is told, as when :func:`rest_params` refuses the value.
+    ``params`` object its request becomes (``$.params.pageSize``, ``$.params.message.parts``).
+    A REST client sent no such object: a field that came in the query (``query``: the
+    parameter names sent) is ``$.query.{name}``, as when :func:`rest_params` refuses the value;
+    any other is a field of the body (the path fields set in), ``$.message.parts``, spelled by
+    ``spell`` where the binding's body uses other names than the model (v0.3's proto).  Paths
+    this layer names itself (``$``, ``$.query``) are left alone.
     """
-    relative = params_relative(error)
-    first = None if relative is None else _FIRST.match(relative, 1)
-    if relative is None or first is None or first[1] not in query:
-        return None
-    return InvalidParamsError(error.reason, path="$.query" + relative[1:])
+    rooted = _PARAMS.match(error.path)
+    if rooted is None:
+        return error
+    relative = "$" + error.path[rooted.end() :]
+    first = _FIRST.match(relative, 1)
+    if first is not None and first[1] in query:
+        return InvalidParamsError(error.reason, path="$.query" + relative[1:])
+    return InvalidParamsError(error.reason, path=spell(relative) if spell else relative)
 
 
 def _reason(error: A2AError) -> str:

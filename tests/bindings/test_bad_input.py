@@ -285,6 +285,32 @@ async def test_v1_rest_query_errors_name_the_query_parameter(
     assert error["message"].startswith(f"$.query.{name}: ")
 
 
+@pytest.mark.parametrize(
+    ("body", "where"),
+    [
+        ({}, "$.message"),
+        ({"message": {**SEND["message"], "parts": [{}]}}, "$.message.parts[0]"),
+        ({"message": {**SEND["message"], "parts": [{"text": 5}]}}, "$.message.parts[0].text"),
+        ({"message": {**SEND["message"], "parts": []}}, "$.message.parts"),
+        ({"message": {**SEND["message"], "role": "ROLE_AGENT"}}, "$.message.role"),
+        ({**SEND, "configuration": {"historyLength": -1}}, "$.configuration.historyLength"),
+        ({**SEND, "configuration": {"historyLength": "x"}}, "$.configuration.historyLength"),
+    ],
+)
+async def test_v1_rest_body_errors_name_the_body_field(
+    http: httpx.AsyncClient, body: dict[str, object], where: str
+) -> None:
+    """The decoder and the runtime name fields of the JSON-RPC ``params`` a REST request
+    becomes; a REST client sent a body, and is told its field, as on v0.3 HTTP+JSON (before:
+    ``$.params.message.parts[0]``)."""
+    for path in ("/message:send", "/message:stream", "/acme/message:send"):
+        response = await http.post(path, json=body, headers=V1_HEADERS)
+        assert (response.status_code, reason(response)) == (400, "INVALID_PARAMS")
+        error = response.json()["error"]
+        assert error["details"][0]["metadata"]["path"] == where
+        assert error["message"].startswith(f"{where}: ")
+
+
 V03_MESSAGE = {"kind": "message", "messageId": "m", "role": "user", "parts": [{"text": "x"}]}
 PROTO_MESSAGE = {"messageId": "m", "role": "ROLE_USER", "content": [{"text": "x"}]}
 NO_SKILL = {"skillId": "nosuch"}
@@ -295,7 +321,7 @@ NO_SKILL = {"skillId": "nosuch"}
     [
         ("/", V1_HEADERS, rpc("SendMessage", {**SEND, "metadata": NO_SKILL}), "$.params"),
         ("/", {}, rpc("message/send", {"message": V03_MESSAGE, "metadata": NO_SKILL}), "$.params"),
-        ("/message:send", V1_HEADERS, {**SEND, "metadata": NO_SKILL}, "$.params"),
+        ("/message:send", V1_HEADERS, {**SEND, "metadata": NO_SKILL}, "$"),
         ("/v1/message:send", {}, {"request": PROTO_MESSAGE, "metadata": NO_SKILL}, "$"),
     ],
 )
@@ -335,17 +361,17 @@ NUL_CONTEXT = {**SEND["message"], "contextId": "c\x00"}
     [
         ("/", {"message": NUL_CONTEXT}, "$.params.message.contextId"),
         ("/", {**SEND, "tenant": "t\x00"}, "$.params.tenant"),
-        ("/message:send", {"message": NUL_CONTEXT}, "$.params.message.contextId"),
-        ("/message:stream", {"message": NUL_CONTEXT}, "$.params.message.contextId"),
-        ("/message:send", {**SEND, "tenant": "t\x00"}, "$.params.tenant"),
-        ("/t%00/message:send", SEND, "$.params.tenant"),
+        ("/message:send", {"message": NUL_CONTEXT}, "$.message.contextId"),
+        ("/message:stream", {"message": NUL_CONTEXT}, "$.message.contextId"),
+        ("/message:send", {**SEND, "tenant": "t\x00"}, "$.tenant"),
+        ("/t%00/message:send", SEND, "$.tenant"),
     ],
 )
 async def test_v1_nul_in_a_new_task_key_is_reported_where_it_was_sent(
     http: httpx.AsyncClient, path: str, params: dict[str, object], where: str
 ) -> None:
     """The store refuses a NUL under its own field names (``$.contextId``); the client is told
-    the field of its request (REST: of the ``params`` its request becomes, as for decoding)."""
+    the field of its request (REST: of its body, the ``/{tenant}`` prefix its ``tenant``)."""
     for method in ("SendMessage", "SendStreamingMessage") if path == "/" else ("",):
         if method:
             response = await http.post(path, json=rpc(method, params), headers=V1_HEADERS)
