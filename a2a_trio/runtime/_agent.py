@@ -151,9 +151,10 @@ class Agent:
     def resolve(self, message: m.Message, request_metadata: m.JsonObject | None = None) -> Skill:
         """The skill a message asks for (``metadata.skillId``), or the default skill."""
         wanted: Any = None
-        for metadata in (message.metadata, request_metadata):
+        where = ""  # the params object holding the metadata that names it
+        for metadata, holder in ((message.metadata, ".message"), (request_metadata, "")):
             if metadata and SKILL_METADATA_KEY in metadata:
-                wanted = metadata[SKILL_METADATA_KEY]
+                wanted, where = metadata[SKILL_METADATA_KEY], "$.params" + holder
                 break
         if wanted is None:
             skill = self.default_skill
@@ -164,7 +165,7 @@ class Agent:
             known = ", ".join(self._skills) or "none"
             raise InvalidParamsError(
                 f"unknown skill {str(wanted)[:80]!r} (this agent has: {known})",
-                path="$.params.message.metadata.skillId",
+                path=f"{where}.metadata.{SKILL_METADATA_KEY}",
             )
         return self._skills[wanted]
 

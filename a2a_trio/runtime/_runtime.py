@@ -83,6 +83,9 @@ DEFAULT_FOLLOW_INTERVAL = 0.5
 SHUTDOWN_MESSAGE = "The server shut down before this task finished; please send it again."
 RESTART_MESSAGE = "The server restarted before this task finished; please send it again."
 CANCELED_MESSAGE = "The task was canceled."
+STORE_UNAVAILABLE_MESSAGE = (
+    "The task store was unavailable while this task ran; please send it again."
+)
 CANCEL_ATTEMPTS = 20
 """Reads and conditional writes a cancel of a task running on another replica makes before it
 gives up: each of that handler's writes in between makes the cancel read the task again."""
@@ -606,9 +609,15 @@ class TaskRuntime:
 
     async def _run_job(self, job: Job, message: m.Message) -> None:
         final: TaskUpdate | None = None
+        outage: StoreUnavailableError | None = None
         try:
             with job.cancel_scope:
-                final = await self._execute(job, TaskContext(job, message, caller=job.scope))
+                try:
+                    final = await self._execute(job, TaskContext(job, message, caller=job.scope))
+                except StoreUnavailableError as exc:  # a write the handler let through
+                    outage = exc
+                    failed = agent_message(job.task, STORE_UNAVAILABLE_MESSAGE)
+                    final = TaskUpdate(state=m.TaskState.FAILED, status_message=failed)
             if final is None:  # our own scope caught the cancellation: CancelTask
                 final = TaskUpdate(
                     state=m.TaskState.CANCELED,
@@ -625,7 +634,7 @@ class TaskRuntime:
             if final is not None and not job.superseded:  # shielded, but bounded
                 deadline = trio.current_time() + self.config.finalize_timeout
                 with trio.CancelScope(shield=True, deadline=deadline):
-                    await self._settle(job, final)
+                    await self._settle(job, final, outage=outage)
             self._retire(job)
 
     async def _execute(self, job: Job, ctx: TaskContext) -> TaskUpdate:
@@ -648,13 +657,18 @@ class TaskRuntime:
             return TaskUpdate(
                 state=m.TaskState.CANCELED, status_message=agent_message(job.task, exc.message)
             )
+        except StoreUnavailableError:  # the store's outage, not the skill's failure: _run_job's
+            raise
         except Exception:  # the handler's bug becomes a FAILED task, never a leaked traceback
             logger.exception("skill %r failed on task %s", job.skill.id, job.id)
             return TaskUpdate(
                 state=m.TaskState.FAILED, status_message=agent_message(job.task, INTERNAL_FAILURE)
             )
 
-    async def _settle(self, job: Job, final: TaskUpdate) -> None:
+    async def _settle(
+        self, job: Job, final: TaskUpdate, *, outage: StoreUnavailableError | None = None
+    ) -> None:
+        """Record ``final``; ``outage`` (what refused the handler's write) is logged once."""
         try:
             await job.write(final)
         except AgentMisuseError:  # the handler's result cannot be stored: the task fails
@@ -664,6 +678,9 @@ class TaskRuntime:
         except StoreError as exc:
             if not job.superseded:  # superseded: the task went on without it, as it should
                 logger.warning("task %s: final state not recorded: %s", job.id, exc)
+        else:
+            if outage is not None:
+                logger.warning("task %s failed, the task store was unavailable: %s", job.id, outage)
 
     def _retire(self, job: Job) -> None:
         job.finish()

@@ -72,7 +72,9 @@ class ServerConfig:
     ``authenticate`` turns a request's headers (lower-case names) into the caller's owner id,
     or raises ``AuthenticationRequiredError`` (HTTP 401), on every binding, the legacy surfaces
     included (after their bearer gate); every task then belongs to that owner and no other
-    caller can see or touch it.  ``security_schemes`` and
+    caller can see or touch it.  It must return a ``str`` without NUL characters: any other
+    owner id, or an exception other than an ``A2AError``, fails the request with an internal
+    error (HTTP 500, -32603) and is logged.  ``security_schemes`` and
     ``security_requirements`` are advertised on the agent card so clients know what to send.
     """
 

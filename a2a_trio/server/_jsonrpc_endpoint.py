@@ -204,6 +204,9 @@ class JsonRpcEndpoint:
             refused.data = [error_info(refused)]
             await _refuse(send, headers, refused, CHALLENGE)
             return
+        except A2AError as failed:  # the hook's own fault (InternalError), or its refusal
+            await _refuse(send, headers, failed)
+            return
         media_type = headers.get("content-type", "").partition(";")[0].strip().lower()
         if media_type not in JSON_TYPES:
             shown = media_type[:60] or "missing"

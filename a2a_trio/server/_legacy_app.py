@@ -138,6 +138,8 @@ class LegacySurface:
             owner = await authenticated_owner(config, headers)
         except AuthenticationRequiredError as refused:
             return _unauthenticated(refused)
+        except A2AError as failed:  # the hook's own fault (InternalError), or its refusal
+            return _answer(rpc.failure(None, failed), status=failed.http_status)
         scope = caller_scope(config, "", owner)  # the dialect has no tenants: the default one
         document: Any = None
         try:

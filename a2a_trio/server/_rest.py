@@ -5,7 +5,8 @@ the same functions; :func:`rest_version` says which one a request is for.
 
 A REST request is turned into the same ProtoJSON ``params`` object a JSON-RPC request carries
 (path fields and the ``/{tenant}`` prefix set into it, query parameters typed), and then goes
-through the v1.0 method table; so both bindings share decoding, the handler call and encoding.
+through the v1.0 method table; so both bindings share decoding, the handler call and encoding
+(their errors then name the field where the REST request carried it: :func:`as_sent`).
 Paths are the ``google.api.http`` options of ``a2a-v1.0.proto``; subscribe is served on both
 GET (the proto) and POST (the spec text and the official SDK).  Path ids cannot contain ``/``
 or ``:`` (they would be ambiguous with the ``:verb`` suffixes).
@@ -14,7 +15,7 @@ or ``:`` (they would be ambiguous with the ``:verb`` suffixes).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, Final
 
 import attrs
@@ -235,6 +236,35 @@ def rest_params(call: RestCall, body: Any, query: Iterable[tuple[str, str]]) -> 
     if call.tenant:
         params["tenant"] = call.tenant
     return params
+
+
+_PARAMS: Final = re.compile(r"\$\.params(?=$|[.\[])")
+_FIRST: Final = re.compile(r"\.(\w+)")
+
+
+def as_sent(
+    error: InvalidParamsError,
+    query: Collection[str],
+    spell: Callable[[str], str] | None = None,
+) -> InvalidParamsError:
+    """``error`` naming the field as the REST request carried it.
+
+    The decoders and the runtime a REST request shares with JSON-RPC name fields of the
+    ``params`` object its request becomes (``$.params.pageSize``, ``$.params.message.parts``).
+    A REST client sent no such object: a field that came in the query (``query``: the
+    parameter names sent) is ``$.query.{name}``, as when :func:`rest_params` refuses the value;
+    any other is a field of the body (the path fields set in), ``$.message.parts``, spelled by
+    ``spell`` where the binding's body uses other names than the model (v0.3's proto).  Paths
+    this layer names itself (``$``, ``$.query``) are left alone.
+    """
+    rooted = _PARAMS.match(error.path)
+    if rooted is None:
+        return error
+    relative = "$" + error.path[rooted.end() :]
+    first = _FIRST.match(relative, 1)
+    if first is not None and first[1] in query:
+        return InvalidParamsError(error.reason, path="$.query" + relative[1:])
+    return InvalidParamsError(error.reason, path=spell(relative) if spell else relative)
 
 
 def _reason(error: A2AError) -> str:

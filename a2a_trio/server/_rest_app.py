@@ -30,12 +30,13 @@ from ._rest import (
     V03_PREFIX,
     V1_REST,
     VerbNotAllowed,
+    as_sent,
     match_route,
     problem,
     rest_params,
     rest_version,
 )
-from ._rest_v03 import V03_REST, V03_REST_METHODS, as_sent, v03_problem
+from ._rest_v03 import V03_REST, V03_REST_METHODS, v03_as_sent, v03_problem
 from ._rpc_methods import V1_METHODS, CallInfo, Method, StreamingMethod
 from ._sse import encode_event
 from ._streaming import event_stream_response
@@ -105,10 +106,11 @@ async def _rest(server: A2AServer) -> Response:
     params = rest_params(call, body, query)
     try:
         return await _serve(server, methods[call.route.method], params, owner)
-    except InvalidParamsError as error:
-        if version != V0_3:
-            raise  # v1.0 names the JSON-RPC params its request becomes (docs/bindings.md)
-        raise as_sent(error, params, {name for name, _value in query}) from None
+    except InvalidParamsError as error:  # named as sent, whoever refused it (docs/bindings.md)
+        sent = {name for name, _value in query}
+        if version == V0_3:
+            raise v03_as_sent(error, params, sent) from None
+        raise as_sent(error, sent) from None
 
 
 async def _serve(server: A2AServer, method: Method, params: dict[str, Any], owner: str) -> Response:

@@ -9,7 +9,6 @@ have the v0.3 JSON-RPC params' keys, so they reuse its decoders too.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Mapping
 from typing import Any, Final
 
@@ -21,6 +20,7 @@ from ._rest import (
     V03_PREFIX,
     RestBinding,
     Route,
+    as_sent,
     boolean,
     error_type,
     integer,
@@ -120,27 +120,12 @@ def v03_problem(error: A2AError) -> dict[str, Any]:
     return {**problem(error), "type": error_type(error), "message": error.message}
 
 
-_PARAMS: Final = re.compile(r"\$\.params(?=$|[.\[])")
-_FIRST: Final = re.compile(r"\.(\w+)")
-
-
-def as_sent(
+def v03_as_sent(
     error: InvalidParamsError, params: Mapping[str, Any], query: Collection[str]
 ) -> InvalidParamsError:
-    """``error`` naming the field of the request as the client sent it.
-
-    The v0.3 JSON-RPC decoders this binding shares and the runtime name a field of the
-    JSON-RPC ``params`` object, in the model's names (``$.params.message.parts``); here it is
-    ``$.query.{name}`` for a query parameter in ``query``, else its key in ``params`` (the body
-    with the path fields), as :meth:`V03_PROTO.sent_path <a2a_trio.wire.V03ProtoCodec.sent_path>`
-    spells it (``$.request.content``).  Paths this binding names itself (``$``, ``$.query``, and
-    the body decoder's, already as sent) are left alone.
-    """
-    rooted = _PARAMS.match(error.path)
-    if rooted is None:
-        return error
-    relative = error.path[rooted.end() :]
-    first = _FIRST.match(relative)
-    if first is not None and first[1] in query:
-        return InvalidParamsError(error.reason, path="$.query" + relative)
-    return InvalidParamsError(error.reason, path=V03_PROTO.sent_path("$" + relative, params))
+    """``error`` naming the field as the client sent it (:func:`~._rest.as_sent`): a field of
+    the body spelled with the keys ``params`` (the body, path fields set in) used, as
+    :meth:`V03_PROTO.sent_path <a2a_trio.wire.V03ProtoCodec.sent_path>` spells it
+    (``$.request.content`` for the model's ``$.message.parts``).  The body decoder's paths are
+    already as sent."""
+    return as_sent(error, query, lambda relative: V03_PROTO.sent_path(relative, params))

@@ -12,13 +12,17 @@ tell an unknown tenant from an empty one; the default (empty) tenant is always a
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping
 
-from ..errors import TaskNotFoundError
+from ..errors import A2AError, InternalError, TaskNotFoundError
 from ..store import CallerScope
 from ._config import ServerConfig
 
+logger = logging.getLogger("a2a_trio.server")
+
 CREDENTIALS = "authorization"
+AUTHENTICATION_FAILED = "The server could not authenticate this request"
 
 
 class UnknownTenantError(TaskNotFoundError):
@@ -55,9 +59,28 @@ def caller_scope(config: ServerConfig, tenant: str, owner: str = "") -> CallerSc
 async def authenticated_owner(config: ServerConfig, headers: Mapping[str, str]) -> str:
     """The caller's owner id ("" when the server does no authentication).
 
-    ``headers`` come from :func:`request_headers`.  Raises ``AuthenticationRequiredError`` when
-    ``config.authenticate`` refuses the request.
+    ``headers`` come from :func:`request_headers`.  Raises ``AuthenticationRequiredError`` (or
+    whatever ``A2AError``) ``config.authenticate`` refuses the request with.  A hook that fails
+    otherwise, or returns an owner id no store can hold (not a ``str``, or with a NUL), is the
+    server's fault, not the client's: ``InternalError`` with a plain message, and one log
+    record telling the operator what to fix.
     """
     if config.authenticate is None:
         return ""
-    return await config.authenticate(headers)
+    try:
+        owner = await config.authenticate(headers)
+    except A2AError:
+        raise
+    except Exception:
+        logger.exception("ServerConfig.authenticate raised; the request gets an internal error")
+        raise InternalError(AUTHENTICATION_FAILED) from None
+    if not isinstance(owner, str) or "\x00" in owner:
+        problem = "a str with a NUL character" if isinstance(owner, str) else type(owner).__name__
+        logger.error(
+            "ServerConfig.authenticate returned %s as the owner id, which no task store can "
+            "hold: it must return a str without NUL characters; the request gets an internal "
+            "error",
+            problem,
+        )
+        raise InternalError(AUTHENTICATION_FAILED)
+    return owner

@@ -253,6 +253,92 @@ async def test_integer_query_parameters_are_digits_only(
     assert served.status_code == 200
 
 
+@pytest.mark.parametrize(
+    ("query", "name"),
+    [
+        ("/tasks/t?historyLength=-1", "historyLength"),
+        ("/tasks/t?historyLength=99999999999", "historyLength"),
+        ("/tasks/t?historyLength=abc", "historyLength"),
+        ("/tasks?historyLength=-1", "historyLength"),
+        ("/tasks?historyLength=99999999999", "historyLength"),
+        ("/tasks?pageSize=0", "pageSize"),
+        ("/tasks?pageSize=101", "pageSize"),
+        ("/tasks?pageSize=99999999999", "pageSize"),
+        ("/tasks?pageSize=ten", "pageSize"),
+        ("/tasks?pageToken=zzz", "pageToken"),
+        ("/tasks?status=sleeping", "status"),
+        ("/tasks?statusTimestampAfter=yesterday", "statusTimestampAfter"),
+        ("/tasks?includeArtifacts=maybe", "includeArtifacts"),
+        ("/acme/tasks?pageSize=0", "pageSize"),
+        ("/acme/tasks/t?historyLength=-1", "historyLength"),
+    ],
+)
+async def test_v1_rest_query_errors_name_the_query_parameter(
+    http: httpx.AsyncClient, query: str, name: str
+) -> None:
+    """Whether the REST decoder or, after it, the runtime or the store refuses the value, the
+    client is told the query parameter it sent (before: ``$.params.{name}`` from the latter)."""
+    response = await http.get(query, headers=V1_HEADERS)
+    assert (response.status_code, reason(response)) == (400, "INVALID_PARAMS")
+    error = response.json()["error"]
+    assert error["details"][0]["metadata"]["path"] == f"$.query.{name}"
+    assert error["message"].startswith(f"$.query.{name}: ")
+
+
+@pytest.mark.parametrize(
+    ("body", "where"),
+    [
+        ({}, "$.message"),
+        ({"message": {**SEND["message"], "parts": [{}]}}, "$.message.parts[0]"),
+        ({"message": {**SEND["message"], "parts": [{"text": 5}]}}, "$.message.parts[0].text"),
+        ({"message": {**SEND["message"], "parts": []}}, "$.message.parts"),
+        ({"message": {**SEND["message"], "role": "ROLE_AGENT"}}, "$.message.role"),
+        ({**SEND, "configuration": {"historyLength": -1}}, "$.configuration.historyLength"),
+        ({**SEND, "configuration": {"historyLength": "x"}}, "$.configuration.historyLength"),
+    ],
+)
+async def test_v1_rest_body_errors_name_the_body_field(
+    http: httpx.AsyncClient, body: dict[str, object], where: str
+) -> None:
+    """The decoder and the runtime name fields of the JSON-RPC ``params`` a REST request
+    becomes; a REST client sent a body, and is told its field, as on v0.3 HTTP+JSON (before:
+    ``$.params.message.parts[0]``)."""
+    for path in ("/message:send", "/message:stream", "/acme/message:send"):
+        response = await http.post(path, json=body, headers=V1_HEADERS)
+        assert (response.status_code, reason(response)) == (400, "INVALID_PARAMS")
+        error = response.json()["error"]
+        assert error["details"][0]["metadata"]["path"] == where
+        assert error["message"].startswith(f"{where}: ")
+
+
+V03_MESSAGE = {"kind": "message", "messageId": "m", "role": "user", "parts": [{"text": "x"}]}
+PROTO_MESSAGE = {"messageId": "m", "role": "ROLE_USER", "content": [{"text": "x"}]}
+NO_SKILL = {"skillId": "nosuch"}
+
+
+@pytest.mark.parametrize(
+    ("path", "headers", "body", "where"),
+    [
+        ("/", V1_HEADERS, rpc("SendMessage", {**SEND, "metadata": NO_SKILL}), "$.params"),
+        ("/", {}, rpc("message/send", {"message": V03_MESSAGE, "metadata": NO_SKILL}), "$.params"),
+        ("/message:send", V1_HEADERS, {**SEND, "metadata": NO_SKILL}, "$"),
+        ("/v1/message:send", {}, {"request": PROTO_MESSAGE, "metadata": NO_SKILL}, "$"),
+    ],
+)
+async def test_an_unknown_skill_in_the_request_metadata_is_reported_there(
+    http: httpx.AsyncClient, path: str, headers: dict[str, str], body: dict[str, object], where: str
+) -> None:
+    """``skillId`` is read from the message's metadata, else the request's: the error names
+    the one the client used (before: always the message's, which it had not sent)."""
+    response = await http.post(path, json=body, headers=headers)
+    error = response.json()["error"]
+    info = error["data"] if "jsonrpc" in response.json() else error["details"][0]["metadata"]
+    if isinstance(info, list):  # v1.0 JSON-RPC: an ErrorInfo
+        info = info[0]["metadata"]
+    assert info["path"] == f"{where}.metadata.skillId"
+    assert "unknown skill 'nosuch'" in info["reason"]
+
+
 @pytest.mark.parametrize("method", ["tasks/send", "tasks/sendSubscribe"])
 @pytest.mark.parametrize("key", ["id", "sessionId"])
 async def test_legacy_nul_in_an_id_is_reported_where_it_was_sent(
@@ -275,17 +361,17 @@ NUL_CONTEXT = {**SEND["message"], "contextId": "c\x00"}
     [
         ("/", {"message": NUL_CONTEXT}, "$.params.message.contextId"),
         ("/", {**SEND, "tenant": "t\x00"}, "$.params.tenant"),
-        ("/message:send", {"message": NUL_CONTEXT}, "$.params.message.contextId"),
-        ("/message:stream", {"message": NUL_CONTEXT}, "$.params.message.contextId"),
-        ("/message:send", {**SEND, "tenant": "t\x00"}, "$.params.tenant"),
-        ("/t%00/message:send", SEND, "$.params.tenant"),
+        ("/message:send", {"message": NUL_CONTEXT}, "$.message.contextId"),
+        ("/message:stream", {"message": NUL_CONTEXT}, "$.message.contextId"),
+        ("/message:send", {**SEND, "tenant": "t\x00"}, "$.tenant"),
+        ("/t%00/message:send", SEND, "$.tenant"),
     ],
 )
 async def test_v1_nul_in_a_new_task_key_is_reported_where_it_was_sent(
     http: httpx.AsyncClient, path: str, params: dict[str, object], where: str
 ) -> None:
     """The store refuses a NUL under its own field names (``$.contextId``); the client is told
-    the field of its request (REST: of the ``params`` its request becomes, as for decoding)."""
+    the field of its request (REST: of its body, the ``/{tenant}`` prefix its ``tenant``)."""
     for method in ("SendMessage", "SendStreamingMessage") if path == "/" else ("",):
         if method:
             response = await http.post(path, json=rpc(method, params), headers=V1_HEADERS)

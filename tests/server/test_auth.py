@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Mapping
 from functools import partial
 
@@ -73,3 +74,59 @@ async def test_missing_or_wrong_credentials_get_401_with_a_challenge(secured: st
             assert card.json()["securitySchemes"] == {
                 "bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}
             }
+
+
+V03_MESSAGE = {"kind": "message", "messageId": "m", "role": "user", "parts": [{"text": "hi"}]}
+EVERY_BINDING = [  # (path, headers, body): a send on each binding, and a v1.0 REST read
+    ("/", {"A2A-Version": "1.0"}, rpc("SendMessage", {"message": user_message("hi")})),
+    ("/", {}, rpc("message/send", {"message": V03_MESSAGE})),
+    ("/message:send", {"A2A-Version": "1.0"}, {"message": user_message("hi")}),
+    ("/tasks", {"A2A-Version": "1.0"}, None),
+    ("/v1/message:send", {}, {"message": V03_MESSAGE}),
+    ("/echo", {}, rpc("tasks/send", {"id": "t", "message": {"parts": [{"text": "hi"}]}})),
+]
+
+
+async def nul_owner(_headers: Mapping[str, str]) -> str:
+    return "al\x00ice"  # the operator's bug: no store can hold it
+
+
+async def no_owner(_headers: Mapping[str, str]) -> str:
+    return None  # type: ignore[return-value]  # the operator's bug, past their type checker
+
+
+async def broken(_headers: Mapping[str, str]) -> str:
+    raise KeyError("/etc/a2a/tokens.json")
+
+
+@pytest.mark.parametrize("hook", [nul_owner, no_owner, broken])
+async def test_a_broken_authenticate_hook_is_a_server_error_on_every_binding(
+    nursery: trio.Nursery, caplog: pytest.LogCaptureFixture, hook: object
+) -> None:
+    """The owner comes from the operator's hook, not from the client: an owner no store can
+    hold is not the client's invalid params (before: -32602 at ``$.owner`` on a send), and a
+    hook that raises is not an empty 500; each is -32603 / HTTP 500 in the binding's shape,
+    and the operator is told once per request what to fix."""
+    config = ServerConfig(authenticate=hook, legacy_mount_all=True)  # type: ignore[arg-type]
+    url = await nursery.start(partial(serve, agent, port=0, config=config))
+    caplog.set_level(logging.INFO, logger="a2a_trio")
+    async with httpx.AsyncClient(base_url=url, timeout=10) as http:
+        for path, headers, body in EVERY_BINDING:
+            caplog.clear()
+            verb = "GET" if body is None else "POST"
+            response = await http.request(verb, path, json=body, headers=headers)
+            assert response.status_code == 500, path
+            assert response.headers["content-type"] == "application/json"
+            error = response.json()["error"]
+            if "jsonrpc" in response.json():  # JSON-RPC (v1.0, v0.3, legacy): the body unread
+                assert (response.json()["id"], error["code"]) == (None, -32603)
+            else:  # HTTP+JSON, both versions
+                assert error["status"] == "INTERNAL"
+                assert error["details"][0]["reason"] == "INTERNAL"
+            assert error["message"] == "The server could not authenticate this request"
+            for leak in ("owner", "NUL", "\\u0000", "Traceback", "tokens.json"):
+                assert leak not in response.text, (path, leak)
+            logged = [r for r in caplog.records if r.levelno >= logging.WARNING]
+            assert len(logged) == 1, (path, [r.getMessage() for r in logged])
+            assert logged[0].name == "a2a_trio.server"
+            assert "ServerConfig.authenticate" in logged[0].getMessage()

@@ -3,7 +3,9 @@ purge loop that carries on (before, one locked purge stopped the store and the r
 
 from __future__ import annotations
 
+import logging
 import shutil
+import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
@@ -18,7 +20,15 @@ import trio
 from a2a_trio import Agent, TaskContext, serve
 from a2a_trio import model as m
 from a2a_trio.errors import StoreUnavailableError
-from a2a_trio.store import ANONYMOUS, MemoryTaskStore, Retention, TaskUpdate, open_store
+from a2a_trio.runtime._runtime import STORE_UNAVAILABLE_MESSAGE
+from a2a_trio.store import (
+    ANONYMOUS,
+    MemoryTaskStore,
+    Retention,
+    TaskStore,
+    TaskUpdate,
+    open_store,
+)
 from a2a_trio.store._open import _purge_forever
 
 
@@ -89,3 +99,81 @@ async def test_the_purge_loop_outlives_an_unavailable_database(autojump_clock: o
         await _purge_forever(store, Retention(terminal_ttl=timedelta(0)))
     assert store.purges == 3
     assert await store.load_task(ANONYMOUS, task.id) is None
+
+
+class ReadOnly:
+    """A real SQLite store whose database refuses writes while the outage lasts, as a full
+    disk or a read-only remount does (``PRAGMA query_only`` on its one writer connection)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.writer: sqlite3.Connection | None = None
+
+    @asynccontextmanager
+    async def open(self) -> AsyncIterator[TaskStore]:
+        async with open_store(f"sqlite:///{self.path}") as store:
+            self.writer = store._driver._writer.conn  # type: ignore[attr-defined]
+            yield store
+
+    def begin(self) -> None:
+        assert self.writer is not None
+        self.writer.execute("PRAGMA query_only = ON")
+
+    def end(self) -> None:
+        assert self.writer is not None
+        self.writer.execute("PRAGMA query_only = OFF")
+
+
+outage_agent = Agent("outage", "reports progress while the store goes away")
+outages: dict[str, ReadOnly] = {}
+
+
+@outage_agent.skill(default=True)
+async def progress(ctx: TaskContext) -> str:
+    outage = outages[ctx.text]
+    outage.begin()  # the database goes away under the running task
+    try:
+        await ctx.update("halfway")  # refused: StoreUnavailableError, not caught here
+    finally:
+        if ctx.text == "back":
+            outage.end()  # back in time for the runtime to record the task's end
+    return "never"
+
+
+@pytest.mark.parametrize("text", ["back", "still down"])
+async def test_a_write_refused_by_an_outage_is_not_the_skills_failure(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, text: str
+) -> None:
+    """The handler's ``ctx.update`` meets an unavailable store: the task fails (recorded if the
+    store is back for it) with a message saying why, and the log has one warning saying the
+    store was unavailable (before: a traceback logged as the skill's failure, then "final state
+    not recorded")."""
+    outages[text] = outage = ReadOnly(tmp_path / "tasks.db")
+    caplog.set_level(logging.INFO, logger="a2a_trio")
+    async with trio.open_nursery() as nursery:
+        url = await nursery.start(partial(serve, outage_agent, port=0, store=outage.open))
+        async with httpx.AsyncClient(base_url=url, headers={"A2A-Version": "1.0"}) as http:
+            message = {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": text}]}
+            sent = await http.post("/message:send", json={"message": message})
+            task = sent.json()["task"]
+            if text != "back":
+                outage.end()
+            stored = (await http.get(f"/tasks/{task['id']}")).json()
+        nursery.cancel_scope.cancel()
+    assert stored["status"] == task["status"]
+    if text == "back":
+        assert task["status"]["state"] == "TASK_STATE_FAILED"
+        assert task["status"]["message"]["parts"] == [{"text": STORE_UNAVAILABLE_MESSAGE}]
+    else:  # nothing was written: the task is left for recovery to end, as after a crash
+        assert task["status"]["state"] == "TASK_STATE_SUBMITTED"
+    logged = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert [(r.name, r.levelname, r.exc_info) for r in logged] == [
+        ("a2a_trio.runtime", "WARNING", None)
+    ]
+    line = logged[0].getMessage()
+    assert line.startswith(f"task {task['id']}")
+    if text == "back":
+        assert "failed, the task store was unavailable: the SQLite store is unavailable" in line
+    else:
+        assert "final state not recorded: the SQLite store is unavailable" in line
+    assert "readonly database" in line  # the cause, for the operator
