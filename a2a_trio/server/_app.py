@@ -28,7 +28,7 @@ from ..wire import dumps
 from . import _jsonrpc as rpc
 from ._card import CardCache
 from ._config import ServerConfig
-from ._handler import RequestHandler
+from ._handler import UNEXPECTED_FAILURE, RequestHandler
 from ._jsonrpc_endpoint import JsonRpcEndpoint
 
 CARD_PATH = "/.well-known/agent-card.json"
@@ -161,15 +161,21 @@ def create_app(
             return Response(b"", status=304, headers=headers)
         return Response(rendered.body, content_type="application/json", headers=headers)
 
-    from ._legacy_app import mount_legacy  # here: both import this module's helpers
-    from ._rest_app import mount_rest
+    from ._legacy_app import RPC_ENDPOINT, mount_legacy  # here: both import this module
+    from ._rest_app import mount_rest, problem_response
 
     mount_legacy(app, server)
     mount_rest(app, server)
 
     @app.errorhandler(500)
     async def internal_error(_error: Any) -> Response:
-        return _json(rpc.failure(None, InternalError()), status=500)
+        """An unexpected failure in a view (Quart logged its traceback): the internal error in
+        the shape of the surface asked, a legacy JSON-RPC error or else an HTTP+JSON one."""
+        error = InternalError(UNEXPECTED_FAILURE)
+        rule = request.url_rule
+        if rule is not None and (rule.endpoint or "").startswith(RPC_ENDPOINT):
+            return _json(rpc.failure(None, error), status=500)
+        return problem_response(error, request.path)
 
     return JsonRpcEndpoint(server, app)
 

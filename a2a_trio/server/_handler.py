@@ -24,6 +24,11 @@ from ..store import CallerScope
 logger = logging.getLogger("a2a_trio.server")
 
 
+UNEXPECTED_FAILURE = "The server failed on this request; its log says why"
+"""What a client is told of a failure nobody planned for, a bug (a2a_trio's or a custom
+store's) met at a request's boundary: its traceback goes to the log only."""
+
+
 def push_not_supported() -> PushNotificationNotSupportedError:
     """The refusal of anything push-related: the card says ``pushNotifications: false`` and a
     capability the card does not declare MUST be refused (A2A v1.0 §3.3.4)."""

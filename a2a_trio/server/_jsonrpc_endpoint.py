@@ -13,6 +13,7 @@ reply or an event stream out.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
@@ -22,6 +23,7 @@ import trio
 from ..errors import (
     A2AError,
     AuthenticationRequiredError,
+    InternalError,
     InvalidParamsError,
     InvalidRequestError,
     MethodNotFoundError,
@@ -31,6 +33,7 @@ from ..runtime import LogEntry, SubscriberOverflow, TaskStream
 from ..wire import dumps
 from . import _jsonrpc as rpc
 from ._body import BodyTooLargeError, BodyTooSlowError, body_deadline
+from ._handler import UNEXPECTED_FAILURE
 from ._rest import error_info
 from ._rpc_methods import V1_METHODS, CallInfo, Method, StreamingMethod
 from ._rpc_v03 import V03_METHODS
@@ -43,6 +46,8 @@ if TYPE_CHECKING:
 
 type Receive = Callable[[], Awaitable[dict[str, Any]]]
 type Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+logger = logging.getLogger("a2a_trio.server")
 
 JSON_TYPES: Final = ("application/json", "application/a2a+json")
 
@@ -117,13 +122,22 @@ async def answer(
             return StreamReply(stream, call.id, method)
         result = method.encode(await method.call(server.handler, scope, params, info))
     except A2AError as error:
-        if call is not None and call.is_notification:
-            return NO_CONTENT  # JSON-RPC 2.0 §4.1: a notification gets no reply
-        name = call.method if call is not None else None
-        return json_reply(error_response(rpc.request_id(document), error, headers, name))
+        return _failed(document, call, error, headers)
+    except Exception:  # the request's boundary: a bug (ours, a custom store's) is never leaked
+        logger.exception("JSON-RPC request failed on an unexpected error")
+        return _failed(document, call, InternalError(UNEXPECTED_FAILURE), headers)
     if call.is_notification:
         return NO_CONTENT
     return json_reply(rpc.success(call.id, result))
+
+
+def _failed(
+    document: Any, call: rpc.RpcRequest | None, error: A2AError, headers: Mapping[str, str]
+) -> Reply:
+    if call is not None and call.is_notification:
+        return NO_CONTENT  # JSON-RPC 2.0 §4.1: a notification gets no reply
+    name = call.method if call is not None else None
+    return json_reply(error_response(rpc.request_id(document), error, headers, name))
 
 
 def error_response(

@@ -13,8 +13,9 @@ isolated from other callers on every binding.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import trio
 from quart import Response, request
@@ -25,6 +26,7 @@ from ..errors import (
     A2AError,
     AgentMisuseError,
     AuthenticationRequiredError,
+    InternalError,
     InvalidParamsError,
     MethodNotFoundError,
     TaskNotCancelableError,
@@ -38,7 +40,7 @@ from ..wire import _legacy as wire
 from ..wire import dumps
 from . import _jsonrpc as rpc
 from ._body import BodyTooLargeError, BodyTooSlowError, body_deadline, read_body
-from ._handler import push_not_supported
+from ._handler import UNEXPECTED_FAILURE, push_not_supported
 from ._legacy import LegacyEvents, LegacyIds, LegacyTask, bearer_refusal, result_text
 from ._sse import encode_event
 from ._streaming import event_stream_response
@@ -70,6 +72,12 @@ def legacy_surfaces(server: A2AServer) -> dict[str, Skill]:
     return surfaces
 
 
+logger = logging.getLogger("a2a_trio.server")
+
+RPC_ENDPOINT: Final = "legacy rpc "
+"""How the endpoint names of the legacy JSON-RPC routes begin (then their path)."""
+
+
 def mount_legacy(app: QuartTrio, server: A2AServer) -> None:
     """Add the legacy card and JSON-RPC routes of every configured surface."""
     for path, skill in legacy_surfaces(server).items():
@@ -81,7 +89,7 @@ def mount_legacy(app: QuartTrio, server: A2AServer) -> None:
         for rule in (path, path + "/"):  # every verb, so a wrong one is 405 here, not REST's 404
             app.add_url_rule(
                 rule,
-                f"legacy rpc {rule}",
+                RPC_ENDPOINT + rule,
                 surface.dispatch,
                 methods=VERBS,
                 strict_slashes=True,
@@ -159,6 +167,10 @@ class LegacySurface:
             return await operation(scope, call.params, call.id)
         except A2AError as error:
             return _answer(rpc.failure(rpc.legacy_request_id(document), error))
+        except Exception:  # the request's boundary: a bug (ours, a custom store's) is never leaked
+            logger.exception("legacy request failed on an unexpected error")
+            unexpected = InternalError(UNEXPECTED_FAILURE)
+            return _answer(rpc.failure(rpc.legacy_request_id(document), unexpected))
 
     # --- the five methods ------------------------------------------------------------------
 

@@ -61,7 +61,7 @@ def mount_rest(app: QuartTrio, server: A2AServer) -> None:
         try:
             return await _rest(server)
         except A2AError as error:
-            return _problem(error, request.path)
+            return problem_response(error, request.path)
 
     @app.errorhandler(NotFound)
     @app.errorhandler(MethodNotAllowed)
@@ -129,7 +129,8 @@ async def _serve(server: A2AServer, method: Method, params: dict[str, Any], owne
     return Response(dumps(result), content_type="application/json")
 
 
-def _problem(error: A2AError, path: str) -> Response:
+def problem_response(error: A2AError, path: str) -> Response:
+    """``error`` as the HTTP+JSON error of the REST version ``path`` belongs to."""
     headers = {"Allow": ", ".join(error.allow)} if isinstance(error, VerbNotAllowed) else {}
     if isinstance(error, AuthenticationRequiredError):
         headers["WWW-Authenticate"] = "Bearer"
