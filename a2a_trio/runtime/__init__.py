@@ -5,6 +5,7 @@ from ._context import TaskContext
 from ._eventlog import (
     EventLog,
     EventLogLimits,
+    HandedOver,
     LogEntry,
     ReplayGap,
     SubscriberOverflow,
@@ -21,6 +22,7 @@ __all__ = [
     "Agent",
     "EventLog",
     "EventLogLimits",
+    "HandedOver",
     "Handler",
     "JobCanceled",
     "JobHandle",

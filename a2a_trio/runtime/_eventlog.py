@@ -7,7 +7,9 @@ Attaching is synchronous, so no event can slip between the replay and the live p
 A subscriber never slows the job: ``publish`` only appends to each subscriber's buffer.  A buffer
 that grows past its bound ends that subscription with ``SubscriberOverflow``; the client
 resubscribes from its last event id.  After the log is closed (the task reached a terminal or
-otherwise final event) every subscriber drains what is buffered and then ends.
+otherwise final event) every subscriber drains what is buffered and then ends; a log closed
+because its task goes on elsewhere (another replica took it over) ends them with
+``HandedOver``, which says after which event they go on.
 """
 
 from __future__ import annotations
@@ -31,6 +33,16 @@ class SubscriberOverflow(Exception):
 
 class ReplayGap(Exception):
     """The events after the requested sequence are no longer in the replay buffer."""
+
+
+class HandedOver(trio.EndOfChannel):
+    """The log ended with its task going on elsewhere (another replica took it over), not at
+    its end: the events after ``after``, the last one this subscriber had, are in the store.
+    An ``EndOfChannel``, so a reader that does not go on ends as at any log's end."""
+
+    def __init__(self, after: int) -> None:
+        super().__init__(f"the task goes on elsewhere after event {after}")
+        self.after = after
 
 
 @attrs.define(eq=False)
@@ -61,19 +73,24 @@ class EventLogLimits:
 class Subscription:
     """One subscriber's view of an event log; iterate it or call :meth:`receive`."""
 
-    def __init__(self, log: EventLog, backlog: list[LogEntry], limit: int) -> None:
+    def __init__(self, log: EventLog, backlog: list[LogEntry], limit: int, *, after: int) -> None:
         self._log = log
         self._pending: deque[LogEntry] = deque(backlog)
         self._limit = limit
         self._lot = trio.lowlevel.ParkingLot()
         self._overflowed = False
         self._ended = False
+        self._handed_over = False
         self._skip_through = 0
+        self._had = after
+        """The last event number this subscriber has had (received, or skipped: the caller has
+        it from elsewhere), or where it attached."""
 
     def skip_through(self, seq: int) -> None:
         """Drop the events numbered up to ``seq``, queued or yet to come (the caller has them
         from elsewhere: the store)."""
         self._skip_through = seq
+        self._had = max(self._had, seq)
         while self._pending and self._pending[0].seq <= seq:
             self._pending.popleft()
 
@@ -88,12 +105,22 @@ class Subscription:
             self._pending.append(entry)
         self._lot.unpark_all()
 
-    def _end(self) -> None:
+    def _end(self, *, handed_over: bool = False) -> None:
         self._ended = True
+        self._handed_over = handed_over
         self._lot.unpark_all()
 
+    def _ended_error(self) -> trio.EndOfChannel:
+        return HandedOver(self._had) if self._handed_over else trio.EndOfChannel()
+
+    def _take(self) -> LogEntry:
+        entry = self._pending.popleft()
+        self._had = entry.seq
+        return entry
+
     async def receive(self) -> LogEntry:
-        """The next event; raises ``trio.EndOfChannel`` after the last one.
+        """The next event; raises ``trio.EndOfChannel`` after the last one (``HandedOver``
+        when the task went on elsewhere).
 
         Raises ``SubscriberOverflow`` if this subscriber fell too far behind.  Cancellation is
         safe: no event is lost, the next call returns it.
@@ -102,10 +129,10 @@ class Subscription:
             if self._overflowed:
                 raise SubscriberOverflow("subscriber fell too far behind; resubscribe")
             if self._ended:
-                raise trio.EndOfChannel
+                raise self._ended_error()
             await self._lot.park()
         await trio.lowlevel.checkpoint_if_cancelled()
-        return self._pending.popleft()
+        return self._take()
 
     def receive_nowait(self) -> LogEntry | None:
         """The next queued event, or ``None`` when none is queued yet (never waits).
@@ -113,11 +140,11 @@ class Subscription:
         Raises like :meth:`receive` once the log has ended or this subscriber overflowed.
         """
         if self._pending:
-            return self._pending.popleft()
+            return self._take()
         if self._overflowed:
             raise SubscriberOverflow("subscriber fell too far behind; resubscribe")
         if self._ended:
-            raise trio.EndOfChannel
+            raise self._ended_error()
         return None
 
     def close(self) -> None:
@@ -145,6 +172,7 @@ class EventLog:
         self._subscribers: set[Subscription] = set()
         self._last_seq = last_seq
         self._closed = False
+        self._handed_over = False
 
     @property
     def last_seq(self) -> int:
@@ -175,11 +203,16 @@ class EventLog:
             subscriber._push(entry)
         return entry
 
-    def close(self) -> None:
-        """No more events: subscribers end after draining what they have."""
+    def close(self, *, handed_over: bool = False) -> None:
+        """No more events: subscribers end after draining what they have.
+
+        ``handed_over``: the task goes on elsewhere (another replica took it over), so they
+        end with ``HandedOver`` (the last event each had), as do subscribers attaching later.
+        """
         self._closed = True
+        self._handed_over = handed_over
         for subscriber in self._subscribers:
-            subscriber._end()
+            subscriber._end(handed_over=handed_over)
         self._subscribers.clear()
 
     def subscribe(self, *, after: int = 0) -> Subscription:
@@ -191,9 +224,10 @@ class EventLog:
         if after + 1 < oldest and after < self._last_seq:
             raise ReplayGap(f"events after {after} are no longer kept (oldest is {oldest})")
         backlog = [entry for entry in self._entries if entry.seq > after]
-        subscription = Subscription(self, backlog, self._limits.subscriber_buffer + len(backlog))
+        limit = self._limits.subscriber_buffer + len(backlog)
+        subscription = Subscription(self, backlog, limit, after=after)
         if self._closed:
-            subscription._end()
+            subscription._end(handed_over=self._handed_over)
         else:
             self._subscribers.add(subscription)
         return subscription

@@ -4,13 +4,15 @@ Every event a job publishes is stored with the task write that produced it, numb
 log numbers it.  A stream of a task that no job runs on this replica (it runs on another replica
 sharing the store, or waits here for its recovery) follows the stored log instead: a
 :class:`StoreFollower` polls it from the stream's own ``receive``, so it runs in the client's
-stream task, under its cancel scope, and a client that goes away leaves nothing behind.
+stream task, under its cancel scope, and a client that goes away leaves nothing behind.  So
+does a stream of a job here that another replica superseded, from the last event it had.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import deque
+from collections.abc import Callable
 
 import trio
 
@@ -54,10 +56,20 @@ class StoreFollower:
     terminal state); a task deleted or purged meanwhile ends it.  While the store is
     unavailable it polls on (the outage is logged once), so the client's stream, kept open by
     its keepalives, resumes when the store is back.
+
+    ``on_end`` is called with the follower once, when it closes or the task is gone (the
+    runtime counts the open ones).
     """
 
     def __init__(
-        self, store: TaskStore, scope: CallerScope, task_id: str, *, after: int, interval: float
+        self,
+        store: TaskStore,
+        scope: CallerScope,
+        task_id: str,
+        *,
+        after: int,
+        interval: float,
+        on_end: Callable[[StoreFollower], object] | None = None,
     ) -> None:
         self._store = store
         self._scope = scope
@@ -68,6 +80,7 @@ class StoreFollower:
         self._next_poll = trio.current_time() + interval
         self._ended = False
         self._outage = False
+        self._on_end = on_end
 
     async def receive(self) -> LogEntry:
         """The next stored event, waiting for it; ``trio.EndOfChannel`` once the task is gone
@@ -94,8 +107,14 @@ class StoreFollower:
 
     def close(self) -> None:
         """Stop following; synchronous so it is safe in a generator's cleanup."""
-        self._ended = True
+        self._end()
         self._pending.clear()
+
+    def _end(self) -> None:
+        if not self._ended:
+            self._ended = True
+            if self._on_end is not None:
+                self._on_end(self)
 
     async def _poll(self) -> None:
         """One look at the store; whatever it finds is queued in one step, after every await,
@@ -104,7 +123,7 @@ class StoreFollower:
             if await self._store.last_event_seq(self._scope, self._task_id) > self._after:
                 await self._read()
         except TaskNotFoundError:  # deleted or purged: nothing more will come
-            self._ended = True
+            self._end()
         except StoreUnavailableError as exc:
             if not self._outage:
                 logger.warning(
@@ -127,7 +146,7 @@ class StoreFollower:
             return
         snapshot = await stored_snapshot(self._store, self._scope, self._task_id)
         if snapshot is None:
-            self._ended = True
+            self._end()
             return
         self._pending.append(snapshot)
         self._after = snapshot.seq

@@ -138,8 +138,9 @@ class Job:
         """The task moved on without this job (another replica cancelled, re-ran or resumed
         it, or it is gone): read what the store has, publish the events it logged after this
         job's last one (as far as they follow on: a cancel's end with CANCELED), take the
-        stored task as this job's, end the log, cancel the handler's scope and tell the runtime.
-        From then on the job writes nothing.
+        stored task as this job's, end the log handing the task over (its streams go on from
+        the store), cancel the handler's scope and tell the runtime.  From then on the job
+        writes nothing.
 
         The one way a job stops for a task it lost, whether a lease tick or a refused write
         found out; called under the write lock.  If reading the store fails (unavailable,
@@ -156,7 +157,7 @@ class Job:
                 if seq != self.log.last_seq + 1:
                     break
                 self.log.publish(event, seq=seq)
-            self.log.close()
+            self.log.close(handed_over=True)
         if stored is not None:
             self.task = stored.task
         self.cancel_scope.cancel()

@@ -2,7 +2,8 @@
 
 Requests hand jobs to this nursery and return (``returnImmediately``), wait for the task to settle
 (blocking send) or follow its event log (streams); a stream of a task no job runs here follows
-the stored log instead, polling it in the stream's own task (``StoreFollower``).  A request's
+the stored log instead, polling it in the stream's own task (``StoreFollower``), and so does a
+stream of a job here superseded by another replica, from its last event on.  A request's
 cancellation (a client gone) never reaches a job; ``cancel`` does, through the job's own scope,
 and the handler's cleanup runs.
 
@@ -17,6 +18,7 @@ Ownership::
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -57,7 +59,7 @@ from ..store import (
 from ._agent import Agent, Skill
 from ._content import check_content
 from ._context import TaskContext
-from ._eventlog import EventLog, EventLogLimits, LogEntry, ReplayGap
+from ._eventlog import EventLog, EventLogLimits, LogEntry, ReplayGap, Subscription
 from ._follow import StoreFollower, stored_snapshot
 from ._job import Job, bound_to, update_events
 from ._outcome import (
@@ -137,9 +139,19 @@ class RuntimeConfig:
 
 @attrs.frozen
 class RuntimeStatistics:
+    """What :meth:`TaskRuntime.statistics` returns: this replica's load at one moment."""
+
     running_jobs: int
+    """Jobs here: handlers running, or waiting for input."""
     stream_subscribers: int
+    """Open streams getting a task's events after their head: those subscribed to a job's
+    live log here and those following the task through the store (``store_followers``)."""
     finished_logs: int
+    """Finished tasks' event logs kept in memory (``RuntimeConfig.finished_logs``)."""
+    store_followers: int
+    """Of ``stream_subscribers``, the streams following a task through the store (no job
+    runs it here, or its job here was superseded): each reads the store every
+    ``RuntimeConfig.follow_interval``."""
 
 
 class TaskRuntime:
@@ -151,6 +163,7 @@ class TaskRuntime:
         self.config = config
         self._jobs: dict[str, Job] = {}
         self._finished: OrderedDict[str, tuple[CallerScope, EventLog]] = OrderedDict()
+        self._followers: set[StoreFollower] = set()
         self._nursery: trio.Nursery | None = None
         self._accepting = True
         self._idle = trio.lowlevel.ParkingLot()
@@ -181,7 +194,8 @@ class TaskRuntime:
 
     def statistics(self) -> RuntimeStatistics:
         live = sum(job.log.subscriber_count for job in self._jobs.values())
-        return RuntimeStatistics(len(self._jobs), live, len(self._finished))
+        following = len(self._followers)
+        return RuntimeStatistics(len(self._jobs), live + following, len(self._finished), following)
 
     # --- operations -----------------------------------------------------------------------
 
@@ -199,11 +213,12 @@ class TaskRuntime:
         started = await self._accept(scope, request)
         if isinstance(started, m.Message):
             return TaskStream([LogEntry(1, started)], None, stop_on_interrupt=True)
+        log = started.log
         if not request.message.task_id:  # a new task: everything from its first event
-            return TaskStream([], started.log.subscribe(after=0), stop_on_interrupt=True)
-        head = LogEntry(started.log.last_seq, started.task)
-        subscription = started.log.subscribe(after=started.log.last_seq)
-        return TaskStream([head], subscription, stop_on_interrupt=True)
+            return self._live_stream(scope, started.id, [], log.subscribe(after=0), stop=True)
+        head = LogEntry(log.last_seq, started.task)
+        subscription = log.subscribe(after=log.last_seq)
+        return self._live_stream(scope, started.id, [head], subscription, stop=True)
 
     async def get(self, scope: CallerScope, task_id: str, history_length: int | None) -> m.Task:
         """GetTask."""
@@ -295,9 +310,38 @@ class TaskRuntime:
         if job is None or job.log.closed:
             return None
         head = LogEntry(job.log.last_seq, job.task)
-        return TaskStream(
-            [head], job.log.subscribe(after=job.log.last_seq), stop_on_interrupt=False
+        return self._live_stream(scope, task_id, [head], job.log.subscribe(after=job.log.last_seq))
+
+    def _live_stream(
+        self,
+        scope: CallerScope,
+        task_id: str,
+        head: Iterable[LogEntry],
+        subscription: Subscription,
+        *,
+        stop: bool = False,
+    ) -> TaskStream:
+        """``head``, then a job's live events here; if the job is superseded before the
+        stream ends (its log hands the task over: it goes on at another replica), the events
+        the store logs after the last one delivered (``StoreFollower``), as a resume here
+        with that ``Last-Event-ID`` would have them.  ``stop``: the stream ends when the task
+        needs input (SendStreamingMessage)."""
+        follow = functools.partial(self._follower, scope, task_id)
+        return TaskStream(head, subscription, stop_on_interrupt=stop, follow=follow)
+
+    def _follower(self, scope: CallerScope, task_id: str, after: int) -> StoreFollower:
+        """A source of the events the store logs for the task after event ``after``, counted
+        in ``statistics()`` while open."""
+        follower = StoreFollower(
+            self.store,
+            scope,
+            task_id,
+            after=after,
+            interval=self.config.follow_interval,
+            on_end=self._followers.discard,
         )
+        self._followers.add(follower)
+        return follower
 
     async def _stored_head(self, scope: CallerScope, task_id: str) -> LogEntry:
         """A task no job runs here (waiting after a restart, finished, or running on another
@@ -312,9 +356,7 @@ class TaskRuntime:
     ) -> TaskStream:
         """``head``, then the events the store logs for the task after event ``after``
         (``StoreFollower``), until a terminal state: the stream of a task no job runs here."""
-        interval = self.config.follow_interval
-        follower = StoreFollower(self.store, scope, task_id, after=after, interval=interval)
-        return TaskStream(head, follower, stop_on_interrupt=False)
+        return TaskStream(head, self._follower(scope, task_id, after), stop_on_interrupt=False)
 
     async def _resume(self, scope: CallerScope, task_id: str, after: int) -> TaskStream:
         """The events after ``after``, replayed then live, under the numbers the live stream
@@ -339,7 +381,7 @@ class TaskRuntime:
         if log is not None:
             _check_sent(after, log.last_seq, task_id)
             with contextlib.suppress(ReplayGap):
-                return TaskStream([], log.subscribe(after=after), stop_on_interrupt=False)
+                return self._live_stream(scope, task_id, [], log.subscribe(after=after))
         live = None if log is None else log.subscribe(after=log.last_seq)
         try:
             stored = await self.store.load_events(scope, task_id, after_seq=after)
@@ -352,7 +394,7 @@ class TaskRuntime:
             if live is None:  # no job here: the store goes on where the replay ends
                 return self._from_store(scope, task_id, replay, stored[-1][0])
             live.skip_through(stored[-1][0])
-            return TaskStream(replay, live, stop_on_interrupt=False)
+            return self._live_stream(scope, task_id, replay, live)
         if live is not None:
             live.close()
         if not stored and log is None:  # nothing after it here: up to date, or never sent

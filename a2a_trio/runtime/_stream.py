@@ -1,16 +1,18 @@
 """A client's stream of task events: a head (snapshot or message), then the events of a source:
-the task's live log here (a :class:`Subscription`) or its stored log (a ``StoreFollower``)."""
+the task's live log here (a :class:`Subscription`) or its stored log (a ``StoreFollower``).
+A live log that hands its task over to another replica (``HandedOver``) is followed by the
+stored log from the last event it delivered."""
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Protocol
 
 import trio
 
 from .. import model as m
-from ._eventlog import LogEntry
+from ._eventlog import HandedOver, LogEntry
 
 
 class EventSource(Protocol):
@@ -46,6 +48,11 @@ class TaskStream:
 
     ``stop_on_interrupt``: a SendStreamingMessage stream ends when the task needs input (the
     client answers with a new message); a SubscribeToTask stream stays until a terminal state.
+
+    ``follow``: where the events go on when the source ends with ``HandedOver`` (the job here
+    was superseded: its task goes on at another replica) — a source of the events after the
+    given number, the store's (``StoreFollower``); the stream switches to it within the same
+    ``receive``, so the client sees one stream, each event once.  Without it the stream ends.
     """
 
     def __init__(
@@ -54,10 +61,12 @@ class TaskStream:
         subscription: EventSource | None,
         *,
         stop_on_interrupt: bool,
+        follow: Callable[[int], EventSource] | None = None,
     ) -> None:
         self._head = deque(head)
         self._subscription = subscription
         self._stop_on_interrupt = stop_on_interrupt
+        self._follow = follow
         self._ended = False
 
     async def receive(self) -> LogEntry:
@@ -68,7 +77,10 @@ class TaskStream:
             await trio.lowlevel.checkpoint()
             entry = self._head.popleft()
         elif self._subscription is not None:
-            entry = await self._subscription.receive()
+            try:
+                entry = await self._subscription.receive()
+            except HandedOver as handover:
+                entry = await self._hand_over(handover).receive()
         else:
             raise trio.EndOfChannel
         return self._deliver(entry)
@@ -83,10 +95,21 @@ class TaskStream:
         if self._head:
             entry: LogEntry | None = self._head.popleft()
         elif self._subscription is not None:
-            entry = self._subscription.receive_nowait()
+            try:
+                entry = self._subscription.receive_nowait()
+            except HandedOver as handover:
+                entry = self._hand_over(handover).receive_nowait()
         else:
             raise trio.EndOfChannel
         return None if entry is None else self._deliver(entry)
+
+    def _hand_over(self, handover: HandedOver) -> EventSource:
+        """The source after ``handover``: ``follow`` from the last event delivered (a
+        cancelled receive from it loses nothing, the next one goes on with it)."""
+        if self._follow is None:
+            raise handover
+        self._subscription = self._follow(handover.after)
+        return self._subscription
 
     def _deliver(self, entry: LogEntry) -> LogEntry:
         if ends_stream(entry.event, stop_on_interrupt=self._stop_on_interrupt):

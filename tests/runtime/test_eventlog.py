@@ -1,11 +1,21 @@
-"""The event log: numbering, replay after a sequence, gaps, slow subscribers, closing."""
+"""The event log: numbering, replay after a sequence, gaps, slow subscribers, closing, handing
+a task over."""
 
 import pytest
 import trio
 import trio.testing
 
 from a2a_trio import model as m
-from a2a_trio.runtime import EventLog, EventLogLimits, ReplayGap, SubscriberOverflow
+from a2a_trio.runtime import (
+    EventLog,
+    EventLogLimits,
+    HandedOver,
+    ReplayGap,
+    SubscriberOverflow,
+    Subscription,
+    TaskStream,
+)
+from runtime.streams import read_all
 
 
 def status(state: m.TaskState) -> m.TaskStatusUpdateEvent:
@@ -104,3 +114,57 @@ async def test_receive_nowait_drains_what_is_queued_without_waiting() -> None:
     log.close()
     with pytest.raises(trio.EndOfChannel):
         sub.receive_nowait()
+
+
+async def test_a_log_handed_over_ends_each_subscriber_after_the_last_event_it_had() -> None:
+    """Its task goes on elsewhere: each subscriber drains what it has, then learns where the
+    rest starts; one its owner closed just ends."""
+    log = EventLog(last_seq=2)
+    live = log.subscribe(after=2)
+    skipping = log.subscribe(after=2)
+    closed = log.subscribe(after=2)
+    closed.close()
+    log.publish(status(m.TaskState.WORKING))
+    skipping.skip_through(5)  # the caller has events 3 to 5 from elsewhere
+    log.publish(status(m.TaskState.WORKING))
+    log.close(handed_over=True)
+    late = log.subscribe(after=3)
+    assert [entry.seq async for entry in live] == [3, 4]  # an EndOfChannel ends iteration
+    for subscription, after in ((live, 4), (skipping, 5)):
+        with pytest.raises(HandedOver) as handover:
+            await subscription.receive()
+        assert handover.value.after == after
+    assert (await late.receive()).seq == 4
+    with pytest.raises(HandedOver) as handover:
+        late.receive_nowait()
+    assert handover.value.after == 4
+    with pytest.raises(trio.EndOfChannel) as ended:
+        await closed.receive()
+    assert type(ended.value) is trio.EndOfChannel
+
+
+@pytest.mark.parametrize("stop_on_interrupt", [False, True])
+async def test_a_stream_goes_on_from_where_its_log_handed_over(stop_on_interrupt: bool) -> None:
+    """The stream takes the events after the last one it delivered from ``follow`` (here a log
+    standing for the store), each once, and keeps its own end rules."""
+    here, elsewhere = EventLog(), EventLog()
+    for log in (here, elsewhere):
+        log.publish(status(m.TaskState.SUBMITTED))
+        log.publish(status(m.TaskState.WORKING))
+    starts: list[int] = []
+
+    def follow(after: int) -> Subscription:
+        starts.append(after)
+        return elsewhere.subscribe(after=after)
+
+    stream = TaskStream([], here.subscribe(), stop_on_interrupt=stop_on_interrupt, follow=follow)
+    assert (await stream.receive()).seq == 1
+    here.close(handed_over=True)
+    assert stream.receive_nowait() is not None  # event 2, still from here
+    assert stream.receive_nowait() is None  # handed over: nothing there yet
+    assert starts == [2]
+    for state in (m.TaskState.WORKING, m.TaskState.INPUT_REQUIRED, m.TaskState.COMPLETED):
+        elsewhere.publish(status(state))
+    seqs = [entry.seq for entry in await read_all(stream)]
+    assert seqs == ([3, 4] if stop_on_interrupt else [3, 4, 5])
+    assert starts == [2]

@@ -152,6 +152,7 @@ async def test_a_resume_at_another_replica_with_the_current_id_waits_for_the_nex
         task, steps = await started(a)
         at_a = await a.subscribe(ANONYMOUS, task.id)
         with trio.fail_after(5):
+            await at_a.receive()  # the task: "seen" is the update, not this head
             seen = await step(steps, at_a, "update seen")
             resumed = await b.subscribe(ANONYMOUS, task.id, last_event_id=seen.seq)
             assert resumed.receive_nowait() is None  # open, nothing yet (before: ended)

@@ -35,8 +35,8 @@ from runtime.streams import read_all
 
 from .test_runtime import FAST, drain, request
 
-LEASED = attrs.evolve(FAST, recovery_lease=0.3)
-LONG = attrs.evolve(FAST, recovery_lease=3600.0)
+LEASED = attrs.evolve(FAST, recovery_lease=0.3, follow_interval=0.02)
+LONG = attrs.evolve(FAST, recovery_lease=3600.0, follow_interval=0.02)
 """A lease no test sees a tick of: a job that stops, stops because of its own write."""
 
 lost = Agent("lost jobs", "Handlers whose task moves on elsewhere while they run", version="0")
@@ -316,9 +316,10 @@ async def test_a_waiting_job_is_dropped_when_another_replica_resumes_its_task(
     shared_url: str, noticed_by: str
 ) -> None:
     """The job here stops at its next tick, or at once when a follow-up sent here is refused
-    (no tick comes with a long lease).  Before, a follow-up sent to another replica re-ran the
-    skill there while the first handler kept waiting, in memory and for good, for a message
-    that would never come, and its stream never ended."""
+    (no tick comes with a long lease), and its stream here follows the task through the store
+    to its end there.  Before, a follow-up sent to another replica re-ran the skill there
+    while the first handler kept waiting, in memory and for good, for a message that would
+    never come, and its stream never ended."""
     config = LEASED if noticed_by == "tick" else LONG
     async with two_stores(shared_url) as (store_a, store_b, nursery):
         first = await replica(nursery, store_a, config)
@@ -334,21 +335,31 @@ async def test_a_waiting_job_is_dropped_when_another_replica_resumes_its_task(
             with pytest.raises(UnsupportedOperationError, match="changed while this message"):
                 await first.send(ANONYMOUS, late)
         with trio.fail_after(5):
-            events = await drain(live)
+            head = (await live.receive()).event
+            events = [(await live.receive()).event]
+            while not isinstance(events[-1], m.TaskStatusUpdateEvent):
+                events.append((await live.receive()).event)
+        assert head == asked
+        assert events[-1].status == again.status  # what the store logged meanwhile
         assert first.statistics().running_jobs == 0
-        assert isinstance(events[-1], m.TaskStatusUpdateEvent)
-        assert events[-1].status == again.status  # what the store logged meanwhile, to the end
+        assert live.receive_nowait() is None  # open, following the task there
         answer = m.SendMessageRequest(m.text_message("Bo", task_id=asked.id))
         done = await second.send(ANONYMOUS, answer)  # the handler waiting there gets it
         assert isinstance(done, m.Task) and done.status.state is m.TaskState.COMPLETED
         assert done.artifacts[0].parts == (m.TextPart("hello Bo"),)
+        with trio.fail_after(5):
+            events += await drain(live)
+        assert isinstance(events[-1], m.TaskStatusUpdateEvent) and events[-1].status == done.status
+        logged = await store_a.load_events(ANONYMOUS, asked.id)
+        assert events == [event for _seq, event in logged[-len(events) :]]  # each event once
 
 
 async def test_a_replica_back_from_an_outage_stops_the_job_another_one_recovered(
     shared_url: str,
 ) -> None:
     """A replica cut off from the store past its lease: another recovers (re-runs) its task.
-    Back, the first one stops its handler without writing, so one handler runs the task."""
+    Back, the first one stops its handler without writing, so one handler runs the task; its
+    stream here follows the re-run through the store to its end."""
     async with two_stores(shared_url) as (store_a, store_b, nursery):
         cut = CutOff(store_a)
         first = await replica(nursery, cut)
@@ -358,7 +369,7 @@ async def test_a_replica_back_from_an_outage_stops_the_job_another_one_recovered
         cut.cut = True
         second = await replica(nursery, store_b)
         with trio.fail_after(5):
-            events = await drain(live)  # recovered there, then stopped here
+            events = [(await live.receive()).event]  # recovered there, then stopped here
             await trio.testing.wait_all_tasks_blocked()
         assert agents.cleanups.count(task.id) == 1  # this handler ended; the re-run waits
         assert first.statistics().running_jobs == 0
@@ -367,9 +378,11 @@ async def test_a_replica_back_from_an_outage_stops_the_job_another_one_recovered
         gate.set()
         with trio.fail_after(5):
             finished = await drain(await second.subscribe(ANONYMOUS, task.id))
+            events += await drain(live)  # the stream here went on from the store
         assert isinstance(finished[-1], m.TaskStatusUpdateEvent)
         assert finished[-1].status.state is m.TaskState.COMPLETED
         logged = [event for _seq, event in await store_b.load_events(ANONYMOUS, task.id)]
+        assert events == logged[2:]
         assert [type(event) for event in logged] == [
             m.Task,  # created, first replica
             m.TaskStatusUpdateEvent,  # WORKING, first replica, then the outage
