@@ -205,8 +205,19 @@ class TaskRuntime:
         started = await self._accept(scope, request)
         if isinstance(started, m.Message):
             return started
-        task = started.task if config.return_immediately else await started.wait_settled()
+        task = started.task if config.return_immediately else await self._settled(scope, started)
         return trim_task(task, history_length=config.history_length, include_artifacts=True)
+
+    async def _settled(self, scope: CallerScope, job: Job) -> m.Task:
+        """The task once terminal or waiting for input, what a blocking send returns.  A job
+        superseded meanwhile (another replica re-ran or recovered its task) leaves the task
+        running there: it is then read from the store every ``follow_interval`` until it is
+        settled, as a stream here follows it."""
+        task = await job.wait_settled()
+        while job.superseded and not _is_settled(task.status.state):
+            await trio.sleep(self.config.follow_interval)
+            task = (await self._load(scope, task.id)).task
+        return task
 
     async def send_stream(self, scope: CallerScope, request: m.SendMessageRequest) -> TaskStream:
         """SendStreamingMessage: the task's events from its start (or from this follow-up)."""
@@ -767,6 +778,10 @@ def _completion(task: m.Task, value: Any) -> TaskUpdate:
         return TaskUpdate(state=m.TaskState.COMPLETED, status_message=reply, messages=(reply,))
     writes = tuple(ArtifactWrite(a) for a in value_to_artifacts(value))
     return TaskUpdate(state=m.TaskState.COMPLETED, artifacts=writes)
+
+
+def _is_settled(state: m.TaskState) -> bool:
+    return m.is_terminal(state) or m.is_interrupted(state)
 
 
 def _reply_message(value: Any, context_id: str) -> m.Message:

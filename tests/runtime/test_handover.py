@@ -16,7 +16,7 @@ import trio
 from a2a_trio import Agent
 from a2a_trio import model as m
 from a2a_trio.runtime import LogEntry, RuntimeStatistics, TaskRuntime, TaskStream
-from a2a_trio.store import ANONYMOUS, SequencedEvent, TaskStore
+from a2a_trio.store import ANONYMOUS, SequencedEvent, TaskQuery, TaskStore
 from runtime.streams import read_all
 
 from .test_follow import FOLLOW, pairs, scripts, state, stepped
@@ -204,3 +204,44 @@ async def test_statistics_count_the_streams_following_the_store(shared_url: str)
         assert b.statistics() == IDLE
         sent.close()
         assert a.statistics() == attrs.evolve(IDLE, running_jobs=1)
+
+
+async def test_a_blocking_send_here_returns_the_task_settled_at_another_replica(
+    shared_url: str,
+) -> None:
+    """A blocking SendMessage waits at ``a`` when ``b`` recovers its task: it returns the
+    task once ``b``'s run completes it, read from the store.  Before, it returned the task
+    as stored when ``a``'s job was superseded, still WORKING."""
+    async with two_stores(shared_url) as (store_a, store_b, nursery):
+        cut = CutOff(store_a)
+        a = await replica(nursery, cut, LEASED, agent=redone)
+        text = f"script {m.new_id()}"
+        steps, scripts[text] = trio.open_memory_channel[str](100)
+        returned: list[m.Task | m.Message] = []
+        done = trio.Event()
+
+        async def blocking_send() -> None:
+            returned.append(await a.send(ANONYMOUS, request(text)))
+            done.set()
+
+        with trio.fail_after(10):
+            nursery.start_soon(blocking_send)
+            await steps.send("update one")
+            # Another replica's doings show only in the store and the statistics: polled.
+            listed = store_a.list_tasks
+            while not (tasks := (await listed(ANONYMOUS, TaskQuery())).tasks):  # noqa: ASYNC110
+                await trio.sleep(0.01)
+            task_id = tasks[0].id
+            cut.cut = True  # its touches fail: the task looks left by a crashed replica
+            b = await replica(nursery, store_b, LEASED, agent=redone)
+            # b re-runs the task, then a's tick supersedes its job
+            while a.statistics().running_jobs:  # noqa: ASYNC110
+                await trio.sleep(0.01)
+            assert not returned  # the task runs on at b: the send still waits
+            await steps.send("done")
+            await done.wait()
+        [task] = returned
+        assert isinstance(task, m.Task) and task.status.state is m.TaskState.COMPLETED
+        stored = await store_b.load_task(ANONYMOUS, task_id)
+        assert stored is not None and task == stored.task
+        assert b.statistics().running_jobs == 0
