@@ -15,7 +15,7 @@ idempotency key (unique per scope and context, so a racing create cannot insert 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import partial
@@ -62,6 +62,8 @@ _UNFINISHED = tuple(
     )
 )
 _TASK_COLUMNS = "version, updated_us, task"
+IDS_PER_QUERY = 500
+"""Task ids looked up by one ``IN`` list (SQLite before 3.32 takes at most 999 parameters)."""
 
 
 class Cursor(Protocol):
@@ -457,6 +459,26 @@ class SqlTaskStore:
 
         row = await self._driver.read(version)
         return None if row is None else int(row[0])
+
+    async def task_versions(self, scope: CallerScope, task_ids: Collection[str]) -> dict[str, int]:
+        ids = [task_id for task_id in dict.fromkeys(task_ids) if storable(task_id)]
+        if not ids or not storable(scope.tenant, scope.owner):
+            return {}
+
+        def versions(tx: Tx) -> dict[str, int]:
+            found: dict[str, int] = {}
+            for start in range(0, len(ids), IDS_PER_QUERY):
+                chunk = ids[start : start + IDS_PER_QUERY]
+                found.update(
+                    tx.run(
+                        "SELECT id, version FROM a2a_tasks WHERE tenant = ? AND owner = ?"
+                        f" AND id IN ({', '.join('?' * len(chunk))})",
+                        (scope.tenant, scope.owner, *chunk),
+                    ).fetchall()
+                )
+            return found
+
+        return await self._driver.read(versions)
 
     async def list_tasks(self, scope: CallerScope, query: TaskQuery) -> TaskPage:
         check_query(query)

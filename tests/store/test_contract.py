@@ -31,6 +31,7 @@ from a2a_trio.store import (
     TaskUpdate,
     open_store,
 )
+from a2a_trio.store._sql import IDS_PER_QUERY
 
 from .conftest import Backend
 
@@ -336,6 +337,21 @@ async def test_task_version_follows_writes_and_not_touches(store: TaskStore) -> 
     await store.update_task(ALICE, task.id, TaskUpdate(state=S.WORKING))
     assert await store.touch_task(ALICE, task.id, expected_version=2)
     assert await store.task_version(ALICE, task.id) == 2
+
+
+async def test_task_versions_reads_many_tasks_of_one_caller_at_once(store: TaskStore) -> None:
+    """What a lease tick reads for every task its jobs wait on: more ids than one query takes,
+    repeats, and ids of no task, another caller's task or an unstorable key, left out."""
+    ids = await create_many(store, 3)
+    await store.update_task(ANONYMOUS, ids[1], TaskUpdate(state=S.WORKING))
+    assert await store.touch_task(ANONYMOUS, ids[1], expected_version=2)
+    theirs = (await store.create_task(ALICE, a_task())).task.id
+    unknown = [f"nope-{number}" for number in range(IDS_PER_QUERY + 10)]
+    asked = [ids[0], *unknown[:300], ids[1], theirs, "x\x00", *unknown[300:], ids[2], ids[0]]
+    assert await store.task_versions(ANONYMOUS, asked) == {ids[0]: 1, ids[1]: 2, ids[2]: 1}
+    assert await store.task_versions(ALICE, asked) == {theirs: 1}
+    assert await store.task_versions(MALLORY, asked) == {}
+    assert await store.task_versions(ANONYMOUS, []) == {}
 
 
 # -- caller scope ------------------------------------------------------------------------------
