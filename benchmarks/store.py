@@ -8,8 +8,9 @@ uses a fresh schema and drops it afterwards.  SQLite files go to a temporary dir
 runs through the public store API with 16 concurrent writers (SQLite with ``synchronous=normal``
 to keep the fill short, PostgreSQL followed by the ``VACUUM ANALYZE`` autovacuum would soon run);
 the update rates are measured separately on the default settings.  Then one task streams an
-answer as artifact chunks (one ``update_task`` per chunk, as a handler's ``emit_artifact`` does):
-a store whose write cost grows with the task shows it as the last chunks' time over the first's.
+answer as artifact chunks (one ``update_task`` per chunk, logging the chunk's stream event, as a
+handler's ``emit_artifact`` does): a store whose write cost grows with the task shows it as the
+last chunks' time over the first's.
 The official SDK's ``DatabaseTaskStore`` on SQLite (``a2a-sdk[sqlite]``: SQLAlchemy and
 aiosqlite, run on asyncio in a worker thread) streams the same answer in the same run, as its
 ``TaskManager`` does: the task kept in memory, each chunk appended, then ``save``.
@@ -300,19 +301,33 @@ async def measure(
 
 
 async def stream_answer(backend: str, url: str, chunks: int) -> Stream:
-    """One WORKING task gets ``chunks`` appended chunks of one artifact, a write each."""
+    """One WORKING task gets ``chunks`` appended chunks of one artifact, a write each, as a
+    handler's ``emit_artifact`` writes them: at the version it knows, with the chunk's stream
+    event logged in the same write."""
     async with open_store(url) as store:
         asked = m.new_task(m.text_message("write the report"))
-        task_id = (await store.create_task(ANONYMOUS, asked)).task.id
-        await store.update_task(ANONYMOUS, task_id, TaskUpdate(state=m.TaskState.WORKING))
+        stored = await store.create_task(ANONYMOUS, asked, events=[(1, asked)])
+        working = TaskUpdate(state=m.TaskState.WORKING)
+        stored = await store.update_task(
+            ANONYMOUS, asked.id, working, expected_version=1, events=[(2, asked)]
+        )
         artifact_id = m.new_id()
         numbers = itertools.count()
 
         async def append() -> None:
+            nonlocal stored
             number = next(numbers)
             chunk = m.Artifact(artifact_id=artifact_id, parts=(m.TextPart(f"token{number} "),))
-            write = ArtifactWrite(chunk, append=number > 0)
-            await store.update_task(ANONYMOUS, task_id, TaskUpdate(artifacts=(write,)))
+            event = m.TaskArtifactUpdateEvent(
+                task_id=asked.id, context_id=asked.context_id, artifact=chunk, append=number > 0
+            )
+            stored = await store.update_task(
+                ANONYMOUS,
+                asked.id,
+                TaskUpdate(artifacts=(ArtifactWrite(chunk, append=number > 0),)),
+                expected_version=stored.version,
+                events=[(number + 3, event)],
+            )
 
         return Stream.of(backend, await timed(append, chunks))
 

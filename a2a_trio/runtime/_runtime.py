@@ -526,16 +526,18 @@ class TaskRuntime:
         that each job's task, waiting ones included, has not moved on elsewhere; then recover
         what crashed replicas left.  The checks run side by side and give up at the next tick,
         so one slow write cannot hold back the others past the lease; the running jobs go
-        first, so many waiting jobs' reads never keep their touches from the store's
-        connections."""
+        first, then the waiting jobs' tasks are read together and only those that moved are
+        checked one by one."""
         while True:
             await trio.sleep(lease / 3)
             with trio.move_on_after(lease / 3):
-                for waiting in (False, True):
-                    async with trio.open_nursery() as checks:
-                        for job in list(self._jobs.values()):
-                            if job.waiting_for_input is waiting:
-                                checks.start_soon(self._keep_lease, job)
+                async with trio.open_nursery() as checks:
+                    for job in list(self._jobs.values()):
+                        if not job.waiting_for_input:
+                            checks.start_soon(self._keep_lease, job)
+                async with trio.open_nursery() as checks:
+                    for job in await _moved_waiting_jobs(self.store, self._jobs.values()):
+                        checks.start_soon(self._keep_lease, job)
             if self.config.recover_unfinished:
                 await self._recover()
 
@@ -770,6 +772,23 @@ class TaskRuntime:
             return job.log
         kept = self._finished.get(task_id)
         return kept[1] if kept is not None and kept[0] == scope else None
+
+
+async def _moved_waiting_jobs(store: TaskStore, jobs: Iterable[Job]) -> list[Job]:
+    """Those of ``jobs`` waiting for input whose task is not at the version they know: one
+    ``task_versions`` read per caller scope, not one read per job (an unavailable store leaves
+    that scope's jobs to the next tick).  Read without the jobs' locks, so a job that wrote
+    meanwhile is only checked again, under its lock, by ``TaskRuntime._keep_lease``."""
+    by_scope: dict[CallerScope, list[Job]] = {}
+    for job in jobs:
+        if job.waiting_for_input:
+            by_scope.setdefault(job.scope, []).append(job)
+    moved: list[Job] = []
+    for scope, waiting in by_scope.items():
+        with contextlib.suppress(StoreUnavailableError):
+            versions = await store.task_versions(scope, [job.id for job in waiting])
+            moved += [job for job in waiting if versions.get(job.id) != job.version]
+    return moved
 
 
 def _completion(task: m.Task, value: Any) -> TaskUpdate:

@@ -14,9 +14,9 @@
   take the events a write produced (``events=``) and log them in the same transaction, so the
   task and its log never disagree; a refused event refuses the whole write.
 - ``touch_task`` marks a task freshly written without changing it (a replica's lease on the
-  tasks it runs), if it is still at the version the caller knows; ``task_version`` and
-  ``last_event_seq`` are the cheap reads that tell whether a task moved on, and where its log
-  goes on.
+  tasks it runs), if it is still at the version the caller knows; ``task_version`` (and
+  ``task_versions``, for many tasks in one read) and ``last_event_seq`` are the cheap reads that
+  tell whether a task moved on, and where its log goes on.
 - ``list_unfinished`` finds non-terminal tasks across all scopes (restart recovery);
   ``purge_expired`` removes terminal tasks older than ``Retention.terminal_ttl``.
 
@@ -26,7 +26,7 @@ stores differ only in how they persist and lock.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Protocol
 
@@ -209,6 +209,11 @@ class TaskStore(Protocol):
 
     async def task_version(self, scope: CallerScope, task_id: str) -> int | None:
         """The task's version without its document, or ``None`` when it does not exist."""
+        ...
+
+    async def task_versions(self, scope: CallerScope, task_ids: Collection[str]) -> dict[str, int]:
+        """The versions of those of ``task_ids`` that exist in this scope, by id, read together
+        (a replica's lease tick checks all the tasks its jobs wait on at once)."""
         ...
 
     async def list_tasks(self, scope: CallerScope, query: TaskQuery) -> TaskPage:

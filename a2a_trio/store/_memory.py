@@ -8,7 +8,7 @@ fine for development and not a template for large tables.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 
 import attrs
@@ -139,6 +139,10 @@ class MemoryTaskStore:
     async def task_version(self, scope: CallerScope, task_id: str) -> int | None:
         row = self._row(scope, task_id)
         return None if row is None else row.stored.version
+
+    async def task_versions(self, scope: CallerScope, task_ids: Collection[str]) -> dict[str, int]:
+        rows = (self._row(scope, task_id) for task_id in task_ids)
+        return {row.stored.task.id: row.stored.version for row in rows if row is not None}
 
     async def list_tasks(self, scope: CallerScope, query: TaskQuery) -> TaskPage:
         check_query(query)

@@ -5,7 +5,9 @@ transaction run through ``trio.to_thread.run_sync`` under a ``CapacityLimiter`` 
 pool, so a trio task waits for a connection without holding a thread.  The listing order comes
 from a sequence, so page tokens stay valid across replicas; idempotent create is a partial UNIQUE
 index with ``INSERT ... ON CONFLICT DO NOTHING``; updates lock the row and write
-``UPDATE ... WHERE version = ?``.  Documents are ``JSON``, not ``JSONB``: nothing queries inside
+``UPDATE ... WHERE version = ?``, or, for a running task this process wrote last, are one
+``WITH`` statement in autocommit (row, events and trim, on the condition that the row is as
+remembered).  Documents are ``JSON``, not ``JSONB``: nothing queries inside
 them, and ``JSONB`` refuses the escaped NUL character a client may send in a message.
 Migrations run under an advisory lock, so replicas starting together apply them once.
 """
@@ -71,6 +73,7 @@ DIALECT: Final = Dialect(
     lock_row=" FOR UPDATE",
     integrity_error=psycopg.IntegrityError,
     operational_error=psycopg.OperationalError,
+    modifying_with=True,
 )
 
 
@@ -91,6 +94,17 @@ class _PgTx:
 def _configure(conn: psycopg.Connection[tuple[object, ...]]) -> None:
     # JSON comes back as text: the codec parses it (faster with orjson than psycopg's json).
     conn.adapters.register_loader("json", TextLoader)
+    conn.execute(LZ4_IF_AVAILABLE)
+
+
+LZ4_IF_AVAILABLE: Final = (
+    "SELECT set_config('default_toast_compression', 'lz4', false) FROM pg_settings"
+    " WHERE name = 'default_toast_compression' AND 'lz4' = ANY (enumvals)"
+)
+"""Compress the documents this session writes with lz4 where the server has it (PostgreSQL 14+
+built with lz4; columns given a method of their own keep it).  A task's document is rewritten
+whole by every write: lz4 compresses it several times faster than the default pglz, which is
+most of what a long task's writes grow by."""
 
 
 def migrate(conn: psycopg.Connection[tuple[object, ...]]) -> int:
@@ -143,23 +157,27 @@ class PostgresDriver:
         await trio.to_thread.run_sync(_connect_and_migrate, self._url)
         await trio.to_thread.run_sync(functools.partial(self._pool.open, wait=True, timeout=30))
 
-    def _write[T](self, fn: Callable[[Tx], T]) -> T:
-        with self._pool.connection() as conn, conn.transaction():
-            return fn(_PgTx(conn))
-
-    def _read[T](self, fn: Callable[[Tx], T]) -> T:
-        # Autocommit, no BEGIN/COMMIT round trips: under READ COMMITTED each statement takes its
-        # own snapshot inside a transaction too, so a read transaction would add nothing.
+    def _run[T](self, fn: Callable[[Tx], T], transaction: bool) -> T:
         with self._pool.connection() as conn:
-            return fn(_PgTx(conn))
+            if not transaction:
+                return fn(_PgTx(conn))
+            with conn.transaction():
+                return fn(_PgTx(conn))
 
-    async def write[T](self, fn: Callable[[Tx], T]) -> T:
+    async def write[T](self, fn: Callable[[Tx], T], *, one_statement: bool = False) -> T:
+        """Run ``fn`` in a transaction; with ``one_statement``, in autocommit: its statement
+        commits by itself, without the round trips of ``BEGIN`` and ``COMMIT``."""
         with DIALECT.unavailable_on_operational_error():
-            return await trio.to_thread.run_sync(self._write, fn, limiter=self._limiter)
+            return await trio.to_thread.run_sync(
+                self._run, fn, not one_statement, limiter=self._limiter
+            )
 
     async def read[T](self, fn: Callable[[Tx], T]) -> T:
+        """Run ``fn`` in autocommit, without ``BEGIN``/``COMMIT`` round trips: under READ
+        COMMITTED each statement takes its own snapshot inside a transaction too, so a read
+        transaction would add nothing."""
         with DIALECT.unavailable_on_operational_error():
-            return await trio.to_thread.run_sync(self._read, fn, limiter=self._limiter)
+            return await trio.to_thread.run_sync(self._run, fn, False, limiter=self._limiter)
 
     async def aclose(self) -> None:
         with trio.CancelScope(shield=True):

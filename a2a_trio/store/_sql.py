@@ -1,9 +1,11 @@
 """The task store both SQL backends share: one set of queries, two drivers.
 
 SQLite and PostgreSQL differ only in how a transaction is run (a driver: one writer thread and
-reader connections, or a connection pool) and in two SQL fragments (a ``Dialect``).  The queries
+reader connections, or a connection pool) and in a few SQL fragments (a ``Dialect``).  The queries
 here are plain DB-API calls with ``?`` placeholders, run in a worker thread inside
 ``driver.write`` (one transaction) or ``driver.read`` (reads only, never blocking the writer).
+On PostgreSQL, where every statement is a round trip to the server, a running task's writes
+from the process running it are one statement each (see ``SqlTaskStore.update_task``).
 
 Columns beside the JSON document (``task``, the ``V1`` ProtoJSON of the whole task) make every
 filter SQL: scope (tenant, owner), context, state, status timestamp (microseconds since the epoch),
@@ -13,15 +15,22 @@ idempotency key (unique per scope and context, so a racing create cannot insert 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any, Protocol
 
 import attrs
 
 from .. import model as m
-from ..errors import ConcurrencyError, StoreUnavailableError, TaskNotFoundError
+from ..errors import (
+    ConcurrencyError,
+    InvalidTransitionError,
+    StoreUnavailableError,
+    TaskNotFoundError,
+    TaskTerminalStateError,
+)
 from ..wire import V1, dumps, loads
 from ._base import (
     DEFAULT_RETENTION,
@@ -53,6 +62,8 @@ _UNFINISHED = tuple(
     )
 )
 _TASK_COLUMNS = "version, updated_us, task"
+IDS_PER_QUERY = 500
+"""Task ids looked up by one ``IN`` list (SQLite before 3.32 takes at most 999 parameters)."""
 
 
 class Cursor(Protocol):
@@ -81,6 +92,8 @@ class Dialect:
     ``integrity_error``: what the driver raises on a unique-constraint violation.
     ``operational_error``: what it raises when the database cannot do the work now (locked,
     unreachable, failing over); ``name`` is the backend's, for messages.
+    ``modifying_with``: whether ``WITH`` may hold ``UPDATE``, ``INSERT`` and ``DELETE``
+    (PostgreSQL), so a task's row, its events and the log's trim can be written by one statement.
     """
 
     name: str
@@ -88,6 +101,7 @@ class Dialect:
     lock_row: str
     integrity_error: type[Exception]
     operational_error: type[Exception]
+    modifying_with: bool
 
     @contextmanager
     def unavailable_on_operational_error(self) -> Iterator[None]:
@@ -102,13 +116,15 @@ class Driver(Protocol):
     """Runs a function on a connection, in a worker thread, under a capacity limit.
 
     ``write`` runs it in one transaction; ``read`` for queries only.  Cancellation waits for the
-    thread: a transaction is committed or rolled back, never torn.
+    thread: a transaction is committed or rolled back, never torn.  ``one_statement=True`` says
+    that ``fn`` runs a single statement, which is atomic by itself: a driver may then leave out
+    ``BEGIN`` and ``COMMIT``.
     """
 
     @property
     def dialect(self) -> Dialect: ...
 
-    async def write[T](self, fn: Callable[[Tx], T]) -> T: ...
+    async def write[T](self, fn: Callable[[Tx], T], *, one_statement: bool = False) -> T: ...
 
     async def read[T](self, fn: Callable[[Tx], T]) -> T: ...
 
@@ -153,6 +169,28 @@ def _status_micros(task: m.Task) -> int | None:
     return None if stamp is None else to_micros(stamp)
 
 
+def _trim_sql(task: str, newest: str) -> str:
+    """A DELETE that keeps a log's newest events: those above the (``OFFSET`` + 1)th newest.
+
+    ``task`` and ``newest`` are SQL for the task id and the highest sequence number the log
+    holds once the write's events are in.  Before walking down the log it compares its lowest
+    number with ``newest``: when they are less than the bound apart, the log cannot hold more
+    events than that (numbers are distinct), and the walk (a thousand index entries at the
+    default bound) is skipped, as it is while a task has not logged that many events.
+    Parameters: ``task``'s, the task id, ``newest``'s, the bound, the task id, the offset.
+    """
+    return (
+        f"DELETE FROM a2a_task_events WHERE task_id = {task} AND seq <= CASE"
+        f" WHEN (SELECT min(seq) FROM a2a_task_events WHERE task_id = ?) <= {newest} - ?"
+        " THEN (SELECT seq FROM a2a_task_events WHERE task_id = ? ORDER BY seq DESC"
+        " LIMIT 1 OFFSET ?) END"
+    )
+
+
+_TRIM_LOGGED = _trim_sql("?", "(SELECT max(seq) FROM a2a_task_events WHERE task_id = ?)")
+"""Trims a log after the write's events went in."""
+
+
 class SqlTaskStore:
     """A :class:`~a2a_trio.store.TaskStore` over a SQL :class:`Driver`."""
 
@@ -161,6 +199,10 @@ class SqlTaskStore:
         self._dialect = driver.dialect
         self._retention = retention
         self._written = WrittenTasks()
+        self._set_task = (
+            "state = ?, status_us = ?, updated_us = ?,"
+            f" ord = {self._dialect.next_order}, version = ?, task = ?"
+        )
 
     async def create_task(
         self,
@@ -250,52 +292,137 @@ class SqlTaskStore:
     ) -> StoredTask:
         _require_storable(scope, task_id)
         rows = _event_rows(task_id, events)
-        # The document only when this process's memory of it is not current.
-        select = (
-            "SELECT version, updated_us, CASE WHEN version = ? AND updated_us = ? THEN NULL"
-            " ELSE task END FROM a2a_tasks WHERE id = ? AND tenant = ? AND owner = ?"
-            + self._dialect.lock_row
-        )
         known = self._written.get(task_id)
-        known_at = (-1, -1) if known is None else (known.version, known.updated_us)
-        write = (
-            "UPDATE a2a_tasks SET state = ?, status_us = ?, updated_us = ?,"
-            f" ord = {self._dialect.next_order}, version = ?, task = ?"
-            " WHERE id = ? AND version = ?"
-        )
-
-        def change(tx: Tx) -> Written:
-            row = tx.run(select, (*known_at, task_id, scope.tenant, scope.owner)).fetchone()
-            if row is None:
-                raise TaskNotFoundError(f"Task {task_id} not found")
-            version, _updated_us, text = row
-            if expected_version is not None and expected_version != version:
-                raise ConcurrencyError(
-                    f"task {task_id} is at version {version}, not {expected_version}"
-                )
-            previous = known if text is None else None
-            now = m.utcnow()
-            task = apply_update(
-                _decode_task(text) if previous is None else previous.task, update, now=now
-            )
-            document = encode_task(task, previous)
-            params = (
-                int(task.status.state),
-                _status_micros(task),
-                to_micros(now),
-                version + 1,
-                dumps(document).decode(),
-                task_id,
-                version,
-            )
-            if tx.run(write, params).rowcount != 1:
-                raise ConcurrencyError(f"task {task_id} changed while it was being updated")
-            self._log_events(tx, task_id, rows)
-            return Written(version + 1, to_micros(now), task, document)
-
-        written = await self._driver.write(change)
+        written = None
+        if (
+            self._dialect.modifying_with
+            and known is not None
+            and expected_version in (None, known.version)
+            and len(rows) <= self._retention.max_events_per_task
+        ):
+            fast = partial(self._update_known, scope, known, update, rows)
+            written = await self._driver.write(fast, one_statement=True)
+        if written is None:
+            slow = partial(self._update_row, scope, task_id, update, expected_version, known, rows)
+            written = await self._driver.write(slow)
         self._written.remember(written)
         return StoredTask(written.task, written.version, from_micros(written.updated_us))
+
+    def _update_known(
+        self,
+        scope: CallerScope,
+        known: Written,
+        update: TaskUpdate,
+        rows: Sequence[_EventRow],
+        tx: Tx,
+    ) -> Written | None:
+        """``update`` on the remembered task as one statement: the row is written, the events
+        logged and the log trimmed only if the row is still at the remembered version and write
+        time, and every event follows on after the log's last.  ``None``, with nothing written,
+        when it is not so, or when the update is refused on the remembered task: the full write
+        (:meth:`_update_row`) finds out why against the row itself.
+
+        Nothing is read first and no transaction is opened: one round trip to PostgreSQL where
+        the full write takes six (``BEGIN``, ``SELECT``, ``UPDATE``, ``INSERT``, ``DELETE``,
+        ``COMMIT``).
+        """
+        task_id = known.task.id
+        now = m.utcnow()
+        try:
+            task = apply_update(known.task, update, now=now)
+        except (TaskTerminalStateError, InvalidTransitionError):
+            return None
+        document = encode_task(task, known)
+        written = Written(known.version + 1, to_micros(now), task, document)
+        update_row = (
+            f"UPDATE a2a_tasks SET {self._set_task} WHERE id = ? AND tenant = ? AND owner = ?"
+            " AND version = ? AND updated_us = ?"
+        )
+        params: list[object] = [
+            *self._task_params(written),
+            task_id,
+            scope.tenant,
+            scope.owner,
+            known.version,
+            known.updated_us,
+        ]
+        if not rows:
+            sql = update_row + " RETURNING id"
+        else:
+            seqs = [seq for _task_id, seq, _event in rows]
+            bound = self._retention.max_events_per_task
+            new_rows = ", ".join(["(CAST(? AS BIGINT), CAST(? AS JSON))"] * len(rows))
+            # The DELETE sees the log as it was, without this write's events: these are the
+            # newest, so it keeps the bound less their number.
+            sql = (
+                f"WITH written AS ({update_row} AND NOT EXISTS (SELECT 1 FROM a2a_task_events"
+                " WHERE task_id = ? AND seq >= ?) RETURNING id),"
+                " logged AS (INSERT INTO a2a_task_events (task_id, seq, event)"
+                f" SELECT id, seq, event FROM written, (VALUES {new_rows}) AS new (seq, event)),"
+                f" trimmed AS ({_trim_sql('(SELECT id FROM written)', '?')})"
+                " SELECT id FROM written"
+            )
+            params += [task_id, min(seqs)]
+            params += [value for _task_id, seq, event in rows for value in (seq, event)]
+            params += [task_id, max(seqs), bound, task_id, bound - len(rows)]
+        try:
+            row = tx.run(sql, params).fetchone()
+        except self._dialect.integrity_error:  # an event number taken meanwhile
+            return None
+        return None if row is None else written
+
+    def _update_row(
+        self,
+        scope: CallerScope,
+        task_id: str,
+        update: TaskUpdate,
+        expected_version: int | None,
+        known: Written | None,
+        rows: Sequence[_EventRow],
+        tx: Tx,
+    ) -> Written:
+        """``update`` on the row as it stands, read and locked first; its document is read
+        only when ``known`` is not the row's current state."""
+        known_at = (-1, -1) if known is None else (known.version, known.updated_us)
+        row = tx.run(
+            "SELECT version, updated_us, CASE WHEN version = ? AND updated_us = ? THEN NULL"
+            " ELSE task END FROM a2a_tasks WHERE id = ? AND tenant = ? AND owner = ?"
+            + self._dialect.lock_row,
+            (*known_at, task_id, scope.tenant, scope.owner),
+        ).fetchone()
+        if row is None:
+            raise TaskNotFoundError(f"Task {task_id} not found")
+        version, _updated_us, text = row
+        if expected_version is not None and expected_version != version:
+            raise ConcurrencyError(
+                f"task {task_id} is at version {version}, not {expected_version}"
+            )
+        previous = known if text is None else None
+        now = m.utcnow()
+        task = apply_update(
+            _decode_task(text) if previous is None else previous.task, update, now=now
+        )
+        written = Written(version + 1, to_micros(now), task, encode_task(task, previous))
+        changed = tx.run(
+            f"UPDATE a2a_tasks SET {self._set_task} WHERE id = ? AND version = ?",
+            (*self._task_params(written), task_id, version),
+        )
+        if changed.rowcount != 1:
+            raise ConcurrencyError(f"task {task_id} changed while it was being updated")
+        self._log_events(tx, task_id, rows)
+        return written
+
+    @staticmethod
+    def _task_params(written: Written) -> tuple[object, ...]:
+        """The values of ``_set_task`` for the row ``written`` describes."""
+        task = written.task
+        return (
+            int(task.status.state),
+            _status_micros(task),
+            written.updated_us,
+            written.version,
+            dumps(written.document).decode(),
+        )
 
     async def touch_task(self, scope: CallerScope, task_id: str, *, expected_version: int) -> bool:
         if not storable(task_id, scope.tenant, scope.owner):
@@ -332,6 +459,26 @@ class SqlTaskStore:
 
         row = await self._driver.read(version)
         return None if row is None else int(row[0])
+
+    async def task_versions(self, scope: CallerScope, task_ids: Collection[str]) -> dict[str, int]:
+        ids = [task_id for task_id in dict.fromkeys(task_ids) if storable(task_id)]
+        if not ids or not storable(scope.tenant, scope.owner):
+            return {}
+
+        def versions(tx: Tx) -> dict[str, int]:
+            found: dict[str, int] = {}
+            for start in range(0, len(ids), IDS_PER_QUERY):
+                chunk = ids[start : start + IDS_PER_QUERY]
+                found.update(
+                    tx.run(
+                        "SELECT id, version FROM a2a_tasks WHERE tenant = ? AND owner = ?"
+                        f" AND id IN ({', '.join('?' * len(chunk))})",
+                        (scope.tenant, scope.owner, *chunk),
+                    ).fetchall()
+                )
+            return found
+
+        return await self._driver.read(versions)
 
     async def list_tasks(self, scope: CallerScope, query: TaskQuery) -> TaskPage:
         check_query(query)
@@ -417,11 +564,8 @@ class SqlTaskStore:
         except self._dialect.integrity_error:
             seqs = [seq for _task_id, seq, _event in rows]
             raise ConcurrencyError(f"task {task_id} already has some of events {seqs}") from None
-        tx.run(
-            "DELETE FROM a2a_task_events WHERE task_id = ? AND seq <= (SELECT seq FROM"
-            " a2a_task_events WHERE task_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)",
-            (task_id, task_id, self._retention.max_events_per_task),
-        )
+        bound = self._retention.max_events_per_task
+        tx.run(_TRIM_LOGGED, (task_id, task_id, task_id, bound, task_id, bound))
 
     async def load_events(
         self, scope: CallerScope, task_id: str, *, after_seq: int = 0

@@ -71,6 +71,7 @@ DIALECT: Final = Dialect(
     lock_row="",  # BEGIN IMMEDIATE already holds the write lock
     integrity_error=sqlite3.IntegrityError,
     operational_error=sqlite3.OperationalError,
+    modifying_with=False,
 )
 
 
@@ -148,7 +149,9 @@ class SqliteDriver:
         await trio.to_thread.run_sync(migrate, conn)
         await trio.to_thread.run_sync(_use_wal, conn)
 
-    async def write[T](self, fn: Callable[[Tx], T]) -> T:
+    async def write[T](self, fn: Callable[[Tx], T], *, one_statement: bool = False) -> T:
+        """Run ``fn`` in the writer's next group transaction (also with ``one_statement``:
+        a transaction costs SQLite no round trip)."""
         if self._writer is None:
             raise RuntimeError("the SQLite store is not open")
         with DIALECT.unavailable_on_operational_error():

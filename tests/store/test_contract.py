@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import random
 from datetime import datetime, timedelta
 
 import attrs
@@ -29,6 +31,7 @@ from a2a_trio.store import (
     TaskUpdate,
     open_store,
 )
+from a2a_trio.store._sql import IDS_PER_QUERY
 
 from .conftest import Backend
 
@@ -336,6 +339,21 @@ async def test_task_version_follows_writes_and_not_touches(store: TaskStore) -> 
     assert await store.task_version(ALICE, task.id) == 2
 
 
+async def test_task_versions_reads_many_tasks_of_one_caller_at_once(store: TaskStore) -> None:
+    """What a lease tick reads for every task its jobs wait on: more ids than one query takes,
+    repeats, and ids of no task, another caller's task or an unstorable key, left out."""
+    ids = await create_many(store, 3)
+    await store.update_task(ANONYMOUS, ids[1], TaskUpdate(state=S.WORKING))
+    assert await store.touch_task(ANONYMOUS, ids[1], expected_version=2)
+    theirs = (await store.create_task(ALICE, a_task())).task.id
+    unknown = [f"nope-{number}" for number in range(IDS_PER_QUERY + 10)]
+    asked = [ids[0], *unknown[:300], ids[1], theirs, "x\x00", *unknown[300:], ids[2], ids[0]]
+    assert await store.task_versions(ANONYMOUS, asked) == {ids[0]: 1, ids[1]: 2, ids[2]: 1}
+    assert await store.task_versions(ALICE, asked) == {theirs: 1}
+    assert await store.task_versions(MALLORY, asked) == {}
+    assert await store.task_versions(ANONYMOUS, []) == {}
+
+
 # -- caller scope ------------------------------------------------------------------------------
 
 
@@ -624,6 +642,60 @@ async def test_the_event_log_keeps_only_the_newest(backend: Backend) -> None:
         assert [seq for seq, _event in kept] == [4, 5, 6]
         assert await store.last_event_seq(ANONYMOUS, task.id) == 6
         assert await store.load_events(ANONYMOUS, other.id) == ((1, message),)
+
+
+@pytest.mark.parametrize("seed", range(3))
+async def test_the_event_log_keeps_exactly_the_newest_whatever_the_writes(
+    backend: Backend, seed: int
+) -> None:
+    """After every write the log is the newest events of what it held and what was added: a
+    running task's stream (from two store instances in turns, sometimes with gaps or several
+    events), events in gaps, below the oldest and beyond (written with the task or appended),
+    more events than the bound at once, and refused writes of a taken number, which change
+    nothing."""
+    rng = random.Random(seed)
+    bound = 4
+    retention = Retention(max_events_per_task=bound)
+    async with contextlib.AsyncExitStack() as stack:
+        one = await stack.enter_async_context(open_store(backend.url, retention=retention))
+        two = one
+        if backend.name != "memory":  # a second instance on the same database
+            two = await stack.enter_async_context(open_store(backend.url, retention=retention))
+        stored = await one.create_task(ANONYMOUS, a_task(), events=[(1, agent_says("1"))])
+        task_id = stored.task.id
+        log = [1]
+        for step in range(50):
+            store = (one, two)[step % 4 == 3]  # runs of three writes from one, then one from two
+            kind = rng.choice(["stream"] * 5 + ["gap", "below", "taken", "many"])
+            top = max(log)
+            if kind == "stream":
+                first = top + 1 + rng.choice([0, 0, 0, 1, bound])
+                seqs = list(range(first, first + rng.choice([1, 1, 2])))
+            elif kind == "gap":  # a free number among or above the logged ones, appended
+                seqs = [rng.choice([n for n in range(min(log), top + 3) if n not in log])]
+            elif kind == "below":
+                seqs = [min(log) - 1] if min(log) > 1 else [top + 1]
+            elif kind == "taken":
+                seqs = [rng.choice(log)]
+            else:
+                seqs = list(range(top + 1, top + bound + 2))
+            events = [(seq, agent_says(str(seq))) for seq in seqs]
+            update = TaskUpdate(messages=(agent_says(f"step {step}"),))
+            try:
+                if kind in ("gap", "below") and rng.random() < 0.5:
+                    await store.append_events(ANONYMOUS, task_id, events)
+                else:
+                    stored = await store.update_task(
+                        ANONYMOUS, task_id, update, expected_version=stored.version, events=events
+                    )
+            except ConcurrencyError:
+                assert kind == "taken"
+                assert (await one.task_version(ANONYMOUS, task_id)) == stored.version
+            else:
+                assert kind != "taken"
+                log = sorted({*log, *seqs})[-bound:]
+            kept = await one.load_events(ANONYMOUS, task_id)
+            assert [seq for seq, _event in kept] == log, f"step {step}: {kind} {seqs}"
 
 
 # -- push-notification configs -----------------------------------------------------------------

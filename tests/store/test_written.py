@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -10,12 +11,21 @@ import attrs
 import pytest
 
 from a2a_trio import model as m
-from a2a_trio.store import ANONYMOUS, ArtifactWrite, TaskUpdate, _sql, open_store
+from a2a_trio.errors import ConcurrencyError, InvalidTransitionError
+from a2a_trio.store import (
+    ANONYMOUS,
+    ArtifactWrite,
+    Retention,
+    TaskUpdate,
+    _postgres,
+    _sql,
+    open_store,
+)
 from a2a_trio.store._base import apply_update
 from a2a_trio.store._written import Written, WrittenTasks, encode_task
 from a2a_trio.wire import V1
 
-from .conftest import Backend
+from .conftest import Backend, make_backend
 from .test_contract import a_task, agent_says
 
 S = m.TaskState
@@ -109,11 +119,10 @@ async def test_interleaved_writers_never_write_over_each_other(sql_backend: Back
             assert stored.version == 13
 
 
-async def test_a_task_recreated_under_its_id_is_read_afresh(tmp_path: Path) -> None:
+async def test_a_task_recreated_under_its_id_is_read_afresh(sql_backend: Backend) -> None:
     """A legacy client may reuse a task id once the task is gone: the memory of the old one
     must not stand in for the new one, even at the same version."""
-    url = f"sqlite:///{tmp_path / 'tasks.db'}"
-    async with open_store(url) as one, open_store(url) as two:
+    async with open_store(sql_backend.url) as one, open_store(sql_backend.url) as two:
         task = (await one.create_task(ANONYMOUS, a_task("first"))).task
         await one.update_task(ANONYMOUS, task.id, TaskUpdate(state=S.WORKING))
         assert await two.delete_task(ANONYMOUS, task.id)
@@ -127,6 +136,89 @@ async def test_a_task_recreated_under_its_id_is_read_afresh(tmp_path: Path) -> N
             for part in msg.parts
             if isinstance(part, m.TextPart)
         ] == ["second", "x"]
+
+
+async def test_a_remembered_write_is_refused_once_another_instance_wrote(
+    sql_backend: Backend,
+) -> None:
+    """The memory is current no longer: a write at the version it knows is refused, and one
+    at the version another replica left sees that replica's change."""
+    async with open_store(sql_backend.url) as one, open_store(sql_backend.url) as two:
+        task = (await one.create_task(ANONYMOUS, a_task())).task
+        await one.update_task(ANONYMOUS, task.id, TaskUpdate(state=S.WORKING), events=[(1, task)])
+        await two.update_task(
+            ANONYMOUS, task.id, TaskUpdate(messages=(agent_says("two"),)), events=[(2, task)]
+        )
+        with pytest.raises(ConcurrencyError):
+            await one.update_task(
+                ANONYMOUS,
+                task.id,
+                TaskUpdate(messages=(agent_says("lost"),)),
+                expected_version=2,
+                events=[(3, task)],
+            )
+        assert [seq for seq, _event in await two.load_events(ANONYMOUS, task.id)] == [1, 2]
+        stored = await one.update_task(
+            ANONYMOUS,
+            task.id,
+            TaskUpdate(messages=(agent_says("one"),)),
+            expected_version=3,
+            events=[(3, task)],
+        )
+        assert [msg.parts for msg in stored.task.history[1:]] == [
+            (m.TextPart("two"),),
+            (m.TextPart("one"),),
+        ]
+        assert stored.version == 4
+
+
+async def test_a_change_the_remembered_task_refuses_is_judged_on_the_row(
+    sql_backend: Backend,
+) -> None:
+    """WORKING may not go back to SUBMITTED, but the task waits for input now (another replica
+    wrote it): the row, not the memory, decides."""
+    async with open_store(sql_backend.url) as one, open_store(sql_backend.url) as two:
+        task = (await one.create_task(ANONYMOUS, a_task())).task
+        await one.update_task(ANONYMOUS, task.id, TaskUpdate(state=S.WORKING))
+        await two.update_task(ANONYMOUS, task.id, TaskUpdate(state=S.INPUT_REQUIRED))
+        stored = await one.update_task(ANONYMOUS, task.id, TaskUpdate(state=S.SUBMITTED))
+        assert (stored.task.status.state, stored.version) == (S.SUBMITTED, 4)
+        with pytest.raises(InvalidTransitionError):
+            await one.update_task(ANONYMOUS, task.id, TaskUpdate(state=S.UNSPECIFIED))
+
+
+@pytest.mark.postgres
+async def test_a_running_tasks_write_is_one_statement_on_postgresql(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each chunk of a streamed answer costs PostgreSQL one statement, with no transaction
+    around it: the row, its event and the log's trim (over the bound here) together."""
+    statements: list[str] = []
+    run = _postgres._PgTx.run
+
+    def recording(tx: _postgres._PgTx, sql: str, params: Sequence[object] = ()) -> _sql.Cursor:
+        statements.append(sql)
+        return run(tx, sql, params)
+
+    async with make_backend("postgres", tmp_path) as backend:
+        retention = Retention(max_events_per_task=3)
+        async with open_store(backend.url, retention=retention) as store:
+            task = (await store.create_task(ANONYMOUS, a_task(), events=[(1, a_task())])).task
+            monkeypatch.setattr(_postgres._PgTx, "run", recording)
+            artifact_id = m.new_id()
+            for number in range(6):
+                chunk = m.Artifact(artifact_id=artifact_id, parts=(m.TextPart(f"c{number}"),))
+                await store.update_task(
+                    ANONYMOUS,
+                    task.id,
+                    TaskUpdate(artifacts=(ArtifactWrite(chunk, append=number > 0),)),
+                    expected_version=number + 1,
+                    events=[(number + 2, agent_says(f"c{number}"))],
+                )
+            assert len(statements) == 6
+            assert all(sql.startswith("WITH written AS (UPDATE") for sql in statements)
+            kept = await store.load_events(ANONYMOUS, task.id)
+            assert [seq for seq, _event in kept] == [5, 6, 7]
 
 
 @pytest.fixture
