@@ -15,6 +15,7 @@ import attrs
 import trio
 
 from .. import model as m
+from ..errors import StoreUnavailableError
 from ._context import TaskContext
 from ._outcome import TaskFailed
 
@@ -81,11 +82,14 @@ async def poll_job(
 
     Raises ``TaskFailed`` when the work fails, ``JobCanceled`` when it was cancelled on its own
     side.  A status check that raises is transient: the task stays WORKING with a note, and
-    only ``max_status_failures`` failures in a row fail it.  Cancelling the caller cancels the
-    work (best effort: the work may have ended already).
+    only ``max_status_failures`` failures in a row fail it.  So is a progress update the store
+    cannot take right now: the next poll records the status.  Whenever the task ends before
+    the work (the caller cancelled, the status unreadable too long), the work is cancelled
+    (best effort: it may have ended already).
     """
     last: JobStatus | None = None
     failures = 0
+    ended = False  # on the work's own side: nothing left to cancel
     try:
         while True:
             try:
@@ -98,23 +102,42 @@ async def poll_job(
                     raise TaskFailed("The job's status could not be read.") from None
                 progress = last.progress if last else None
                 status = JobStatus("running", progress, STATUS_CHECK_FAILED)
+            if status.state != "running":
+                ended = True
             if status.state == "completed":
                 return await handle.result()
             if status.state == "failed":
                 raise TaskFailed(status.message or "The job failed.")
             if status.state == "canceled":
                 raise JobCanceled(status.message or "The job was canceled.")
-            if _changed(last, status):
-                await ctx.update(status.message, progress=status.progress)
-            last = status
+            if not _changed(last, status) or await _reported(ctx, status):
+                last = status
             await trio.sleep(interval)
-    except trio.Cancelled:
-        with trio.CancelScope(shield=True), trio.move_on_after(5):
-            try:
-                await handle.cancel()
-            except Exception:  # best effort: the work may have ended on its own meanwhile
-                logger.warning("cancelling a parked job failed", exc_info=True)
-        raise
+    finally:
+        if not ended:  # cancelled, or given up on: the task ends, so must the work
+            await _cancel_work(handle)
+
+
+async def _reported(ctx: TaskContext, status: JobStatus) -> bool:
+    """Record a change of the work's status; False when the store cannot take it right now.
+    Progress is not worth failing long-running work for: the next poll tries again."""
+    try:
+        await ctx.update(status.message, progress=status.progress)
+    except StoreUnavailableError as exc:
+        logger.warning(
+            "a parked job's progress was not recorded, retrying at the next poll: %s", exc
+        )
+        return False
+    return True
+
+
+async def _cancel_work(handle: JobHandle) -> None:
+    """Best effort, bounded and shielded: the work may have ended on its own meanwhile."""
+    with trio.CancelScope(shield=True), trio.move_on_after(5):
+        try:
+            await handle.cancel()
+        except Exception:
+            logger.warning("cancelling a parked job failed", exc_info=True)
 
 
 def _changed(last: JobStatus | None, new: JobStatus) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import trio
 
 from a2a_trio import Agent, JobStatus, TaskContext
@@ -38,6 +40,20 @@ class CanceledElsewhere(Flaky):
         return JobStatus("canceled", message="canceled by the parent job")
 
 
+class Unreachable(Flaky):
+    """Work that runs on while its status cannot be read; records being cancelled."""
+
+    handles: ClassVar[list[Unreachable]] = []
+
+    def __init__(self) -> None:
+        super().__init__(10_000)
+        self.cancelled = False
+        self.handles.append(self)
+
+    async def cancel(self) -> None:
+        self.cancelled = True
+
+
 @agent.skill(default=True)
 async def flaky(ctx: TaskContext) -> Flaky:
     """Two failed status checks, then done."""
@@ -48,6 +64,12 @@ async def flaky(ctx: TaskContext) -> Flaky:
 async def hopeless(ctx: TaskContext) -> Flaky:
     """Status checks that never succeed."""
     return Flaky(10_000)
+
+
+@agent.skill()
+async def unreachable(ctx: TaskContext) -> Unreachable:
+    """Status checks that never succeed, on work that would run on."""
+    return Unreachable()
 
 
 @agent.skill()
@@ -91,6 +113,20 @@ async def test_failed_status_checks_are_transient() -> None:
 async def test_status_checks_that_never_succeed_fail_the_task() -> None:
     status = final_status(await run("hopeless"))
     assert status.state is m.TaskState.FAILED
+
+
+async def test_work_given_up_on_is_cancelled() -> None:
+    """The task fails because the work's status cannot be read: the work is cancelled too, not
+    left running with nobody following it (before: cancelled only when the task was)."""
+    status = final_status(await run("unreachable"))
+    assert status.state is m.TaskState.FAILED
+    [handle] = Unreachable.handles
+    assert handle.cancelled
+
+
+async def test_work_that_ends_on_its_side_is_not_cancelled() -> None:
+    events = await run("flaky")
+    assert final_status(events).state is m.TaskState.COMPLETED  # Flaky.cancel would raise
 
 
 async def test_work_cancelled_elsewhere_ends_the_task_canceled() -> None:

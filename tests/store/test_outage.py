@@ -17,9 +17,10 @@ import httpx
 import pytest
 import trio
 
-from a2a_trio import Agent, TaskContext, serve
+from a2a_trio import Agent, JobStatus, TaskContext, serve
 from a2a_trio import model as m
 from a2a_trio.errors import StoreUnavailableError
+from a2a_trio.runtime import RuntimeConfig, TaskRuntime
 from a2a_trio.runtime._runtime import STORE_UNAVAILABLE_MESSAGE
 from a2a_trio.store import (
     ANONYMOUS,
@@ -138,6 +139,63 @@ async def progress(ctx: TaskContext) -> str:
         if ctx.text == "back":
             outage.end()  # back in time for the runtime to record the task's end
     return "never"
+
+
+class Scripted:
+    """Parked work reporting progress on every poll; the store is unavailable from the second
+    poll to the fifth, then the work completes at the seventh."""
+
+    def __init__(self, outage: ReadOnly) -> None:
+        self.outage = outage
+        self.polls = 0
+        self.cancelled = False
+
+    async def status(self) -> JobStatus:
+        self.polls += 1
+        if self.polls == 2:
+            self.outage.begin()
+        elif self.polls == 5:
+            self.outage.end()
+        if self.polls < 7:
+            return JobStatus("running", progress=self.polls / 10, message=f"poll {self.polls}")
+        return JobStatus("completed")
+
+    async def cancel(self) -> None:
+        self.cancelled = True
+
+    async def result(self) -> str:
+        return "finished"
+
+
+parked_work: dict[str, Scripted] = {}
+parking_agent = Agent("parked", "long-running work that reports progress")
+
+
+@parking_agent.skill(default=True)
+async def park(ctx: TaskContext) -> Scripted:
+    return parked_work[ctx.text]
+
+
+async def test_a_parked_jobs_progress_waits_out_an_outage(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Progress the store cannot take is recorded at a later poll; the work is neither failed
+    nor cancelled for it (before: the task failed and the work ran on, cancelled by nobody)."""
+    outage = ReadOnly(tmp_path / "tasks.db")
+    parked_work["go"] = work = Scripted(outage)
+    config = RuntimeConfig(poll_interval=0.01)
+    async with outage.open() as store, trio.open_nursery() as nursery:
+        runtime = TaskRuntime(parking_agent, store, config)
+        await nursery.start(runtime.run)
+        with trio.fail_after(10):
+            task = await runtime.send(ANONYMOUS, m.SendMessageRequest(m.text_message("go")))
+        nursery.cancel_scope.cancel()
+    assert isinstance(task, m.Task) and task.status.state is m.TaskState.COMPLETED
+    assert [part.text for part in task.artifacts[0].parts] == ["finished"]  # type: ignore[union-attr]
+    assert not work.cancelled
+    progress = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(progress) == 3  # polls 2, 3 and 4
+    assert all("progress was not recorded" in line for line in progress)
 
 
 @pytest.mark.parametrize("text", ["back", "still down"])
