@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import itertools
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import attrs
 import pytest
@@ -62,6 +64,19 @@ async def started(runtime: TaskRuntime) -> tuple[m.Task, trio.MemorySendChannel[
     return task, steps
 
 
+@asynccontextmanager
+async def following(
+    shared_url: str,
+) -> AsyncIterator[tuple[TaskRuntime, TaskRuntime, m.Task, trio.MemorySendChannel[str], TaskStore]]:
+    """Replicas ``a`` and ``b`` on the shared store, a ``stepped`` task started at ``a``, the
+    channel its steps go through and ``a``'s store."""
+    async with two_stores(shared_url) as (store_a, store_b, nursery):
+        a = await replica(nursery, store_a, FOLLOW, agent=stepper)
+        b = await replica(nursery, store_b, FOLLOW, agent=stepper)
+        task, steps = await started(a)
+        yield a, b, task, steps
+
+
 def pairs(entries: list[LogEntry]) -> list[tuple[int, m.StreamEvent]]:
     return [(entry.seq, entry.event) for entry in entries]
 
@@ -82,10 +97,7 @@ async def test_a_subscription_at_another_replica_follows_the_task_to_its_end(
 ) -> None:
     """Every event ``a`` emits reaches the subscriber at ``b`` while the task runs, in order,
     under ``a``'s numbers, to COMPLETED."""
-    async with two_stores(shared_url) as (store_a, store_b, nursery):
-        a = await replica(nursery, store_a, FOLLOW, agent=stepper)
-        b = await replica(nursery, store_b, FOLLOW, agent=stepper)
-        task, steps = await started(a)
+    async with following(shared_url) as (a, b, task, steps):
         at_a = await a.subscribe(ANONYMOUS, task.id)
         at_b = await b.subscribe(ANONYMOUS, task.id)
         with trio.fail_after(5):
@@ -102,7 +114,7 @@ async def test_a_subscription_at_another_replica_follows_the_task_to_its_end(
             m.TaskStatusUpdateEvent,
         ]
         assert state(rest_b[-1]) is m.TaskState.COMPLETED
-        logged = await store_b.load_events(ANONYMOUS, task.id)
+        logged = await a.store.load_events(ANONYMOUS, task.id)
         assert logged[-1] == pairs(rest_b)[-1]
 
 
@@ -146,10 +158,7 @@ async def test_the_snapshot_at_another_replica_holds_exactly_the_events_up_to_it
 async def test_a_resume_at_another_replica_with_the_current_id_waits_for_the_next_event(
     shared_url: str,
 ) -> None:
-    async with two_stores(shared_url) as (store_a, store_b, nursery):
-        a = await replica(nursery, store_a, FOLLOW, agent=stepper)
-        b = await replica(nursery, store_b, FOLLOW, agent=stepper)
-        task, steps = await started(a)
+    async with following(shared_url) as (a, b, task, steps):
         at_a = await a.subscribe(ANONYMOUS, task.id)
         with trio.fail_after(5):
             await at_a.receive()  # the task: "seen" is the update, not this head
@@ -163,10 +172,7 @@ async def test_a_resume_at_another_replica_with_the_current_id_waits_for_the_nex
 
 
 async def test_a_resume_at_another_replica_replays_then_follows(shared_url: str) -> None:
-    async with two_stores(shared_url) as (store_a, store_b, nursery):
-        a = await replica(nursery, store_a, FOLLOW, agent=stepper)
-        b = await replica(nursery, store_b, FOLLOW, agent=stepper)
-        task, steps = await started(a)
+    async with following(shared_url) as (a, b, task, steps):
         at_a = await a.subscribe(ANONYMOUS, task.id, last_event_id=0)
         with trio.fail_after(5):
             first = await at_a.receive()  # the task, event 1
@@ -214,10 +220,7 @@ async def test_events_the_store_trimmed_before_the_follower_read_them_come_as_a_
 async def test_a_cancel_at_the_running_replica_ends_the_followers_stream(
     shared_url: str,
 ) -> None:
-    async with two_stores(shared_url) as (store_a, store_b, nursery):
-        a = await replica(nursery, store_a, FOLLOW, agent=stepper)
-        b = await replica(nursery, store_b, FOLLOW, agent=stepper)
-        task, steps = await started(a)
+    async with following(shared_url) as (a, b, task, steps):
         at_a = await a.subscribe(ANONYMOUS, task.id)
         at_b = await b.subscribe(ANONYMOUS, task.id)
         with trio.fail_after(5):
@@ -232,10 +235,7 @@ async def test_a_cancel_at_the_running_replica_ends_the_followers_stream(
 
 
 async def test_a_task_deleted_while_followed_ends_the_stream(shared_url: str) -> None:
-    async with two_stores(shared_url) as (store_a, store_b, nursery):
-        a = await replica(nursery, store_a, FOLLOW, agent=stepper)
-        b = await replica(nursery, store_b, FOLLOW, agent=stepper)
-        task, steps = await started(a)
+    async with following(shared_url) as (a, b, task, steps):
         at_a = await a.subscribe(ANONYMOUS, task.id)
         at_b = await b.subscribe(ANONYMOUS, task.id)
         with trio.fail_after(5):
@@ -243,7 +243,7 @@ async def test_a_task_deleted_while_followed_ends_the_stream(shared_url: str) ->
             await at_a.receive()
             emitted = await step(steps, at_a, "update followed")
             assert pairs([await at_b.receive()]) == pairs([emitted])
-            assert await store_a.delete_task(ANONYMOUS, task.id)  # what a purge does
+            assert await a.store.delete_task(ANONYMOUS, task.id)  # what a purge does
             assert await read_all(at_b) == []  # it ends, without an error
 
 
@@ -253,10 +253,7 @@ async def test_a_follower_stays_through_input_required_as_the_running_replicas_s
     """A SubscribeToTask stream ends at a terminal state only, on either replica; a follow-up
     sent to ``b`` re-runs the skill there, and the follower, reading the store, gets that
     job's events once each."""
-    async with two_stores(shared_url) as (store_a, store_b, nursery):
-        a = await replica(nursery, store_a, FOLLOW, agent=stepper)
-        b = await replica(nursery, store_b, FOLLOW, agent=stepper)
-        task, steps = await started(a)
+    async with following(shared_url) as (a, b, task, steps):
         at_a = await a.subscribe(ANONYMOUS, task.id)
         at_b = await b.subscribe(ANONYMOUS, task.id)
         with trio.fail_after(5):
@@ -275,7 +272,7 @@ async def test_a_follower_stays_through_input_required_as_the_running_replicas_s
             done = await b.send(ANONYMOUS, m.SendMessageRequest(follow_up))
             assert isinstance(done, m.Task) and done.status.state is m.TaskState.COMPLETED
             followed = await read_all(at_b)
-        logged = await store_b.load_events(ANONYMOUS, task.id, after_seq=asked.seq)
+        logged = await a.store.load_events(ANONYMOUS, task.id, after_seq=asked.seq)
         assert pairs(followed) == list(logged)
         assert state(followed[-1]) is m.TaskState.COMPLETED
         assert head.seq < asked.seq
@@ -287,10 +284,7 @@ async def test_a_cancelled_receive_loses_no_event_and_leaves_nothing_running(
     """The follower polls inside ``receive``: cancelling it at any point (as a keepalive
     timeout or a client gone does) loses nothing, and the subscriber's nursery closes with no
     task of the follower left behind."""
-    async with two_stores(shared_url) as (store_a, store_b, nursery):
-        a = await replica(nursery, store_a, FOLLOW, agent=stepper)
-        b = await replica(nursery, store_b, FOLLOW, agent=stepper)
-        task, steps = await started(a)
+    async with following(shared_url) as (a, b, task, steps):
         at_a = await a.subscribe(ANONYMOUS, task.id)
         at_b = await b.subscribe(ANONYMOUS, task.id)
         await at_a.receive()
