@@ -714,7 +714,10 @@ class TaskRuntime:
             )
         except StoreUnavailableError:  # the store's outage, not the skill's failure: _run_job's
             raise
-        except Exception:  # the handler's bug becomes a FAILED task, never a leaked traceback
+        except Exception as exc:  # the handler's bug: a FAILED task, never a leaked traceback
+            outage = _only_outage(exc)
+            if outage is not None:  # the outage, met in a task of the handler's own nursery
+                raise outage from exc
             logger.exception("skill %r failed on task %s", job.skill.id, job.id)
             return TaskUpdate(
                 state=m.TaskState.FAILED, status_message=agent_message(job.task, INTERNAL_FAILURE)
@@ -797,6 +800,21 @@ def _completion(task: m.Task, value: Any) -> TaskUpdate:
         return TaskUpdate(state=m.TaskState.COMPLETED, status_message=reply, messages=(reply,))
     writes = tuple(ArtifactWrite(a) for a in value_to_artifacts(value))
     return TaskUpdate(state=m.TaskState.COMPLETED, artifacts=writes)
+
+
+def _only_outage(exc: Exception) -> StoreUnavailableError | None:
+    """The store outage an exception group holds when outages are all it holds (a handler's
+    nursery whose tasks' writes the store refused), else ``None``."""
+    if not isinstance(exc, ExceptionGroup):
+        return None
+    outages, others = exc.split(StoreUnavailableError)
+    if outages is None or others is not None:
+        return None
+    first: BaseException = outages
+    while isinstance(first, BaseExceptionGroup):
+        first = first.exceptions[0]
+    assert isinstance(first, StoreUnavailableError)
+    return first
 
 
 def _is_settled(state: m.TaskState) -> bool:

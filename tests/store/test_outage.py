@@ -198,9 +198,19 @@ async def test_a_parked_jobs_progress_waits_out_an_outage(
     assert all("progress was not recorded" in line for line in progress)
 
 
+@outage_agent.skill()
+async def progress_in_a_nursery(ctx: TaskContext) -> str:
+    """The same, from a task of the handler's own nursery: the outage comes out of it in an
+    exception group (which was logged as the skill's failure)."""
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(progress, ctx)
+    return "never"
+
+
+@pytest.mark.parametrize("skill", ["progress", "progress_in_a_nursery"])
 @pytest.mark.parametrize("text", ["back", "still down"])
 async def test_a_write_refused_by_an_outage_is_not_the_skills_failure(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture, text: str
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, text: str, skill: str
 ) -> None:
     """The handler's ``ctx.update`` meets an unavailable store: the task fails (recorded if the
     store is back for it) with a message saying why, and the log has one warning saying the
@@ -212,7 +222,8 @@ async def test_a_write_refused_by_an_outage_is_not_the_skills_failure(
         url = await nursery.start(partial(serve, outage_agent, port=0, store=outage.open))
         async with httpx.AsyncClient(base_url=url, headers={"A2A-Version": "1.0"}) as http:
             message = {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": text}]}
-            sent = await http.post("/message:send", json={"message": message})
+            metadata = {"skillId": skill}
+            sent = await http.post("/message:send", json={"message": message, "metadata": metadata})
             task = sent.json()["task"]
             if text != "back":
                 outage.end()
