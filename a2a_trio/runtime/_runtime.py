@@ -90,7 +90,8 @@ STORE_UNAVAILABLE_MESSAGE = (
 )
 CANCEL_ATTEMPTS = 20
 """Reads and conditional writes a cancel of a task running on another replica makes before it
-gives up: each of that handler's writes in between makes the cancel read the task again."""
+gives up: a write in between (the handler's, until the cancel fences it out; another
+replica's) makes the cancel read the task again."""
 
 
 @attrs.frozen
@@ -270,8 +271,15 @@ class TaskRuntime:
             if not job.superseded:
                 raise TaskNotCancelableError(f"Task {task_id} ended {job.state.name} first")
             # Its task had moved on to another replica: cancel it there, through the store.
-        for _attempt in range(CANCEL_ATTEMPTS):
+        for attempt in range(CANCEL_ATTEMPTS):
             stored = await self._load(scope, task_id)
+            if attempt and not m.is_terminal(stored.task.status.state):
+                # Refused: its handler (on another replica) wrote between the read and the
+                # write, as a streaming handler does whenever it writes faster than this
+                # round trip.  An empty write moves the task's version on, so that handler's
+                # next write is refused and its job stops (``Job._supersede``) without writing:
+                # then only another cancel or re-run can come between.
+                stored = await self.store.update_task(scope, task_id, TaskUpdate())
             if m.is_terminal(stored.task.status.state):
                 raise TaskNotCancelableError(
                     f"Task {task_id} is already {stored.task.status.state.name}"

@@ -135,6 +135,55 @@ async def chatty(ctx: TaskContext) -> str:
     return "never"
 
 
+@attrs.define
+class Streaming:
+    """A ``streaming`` run: the test sends it one event per chunk to write, which it sets
+    once that write is over (stored, or refused)."""
+
+    steps: tuple[trio.MemorySendChannel[trio.Event], trio.MemoryReceiveChannel[trio.Event]] = (
+        attrs.field(factory=lambda: trio.open_memory_channel[trio.Event](100))
+    )
+    at_gate: trio.Event = attrs.field(factory=trio.Event)
+    ended: trio.Event = attrs.field(factory=trio.Event)
+    chunks: int = 0
+
+    async def write_one(self) -> None:
+        """Have the handler write one chunk, and wait until it did (or it has ended)."""
+        if self.ended.is_set():
+            return
+        done = trio.Event()
+        await self.steps[0].send(done)
+        async with trio.open_nursery() as waiting:
+            for event in (done, self.ended):
+                waiting.start_soon(_set_then_cancel, event, waiting.cancel_scope)
+
+
+async def _set_then_cancel(event: trio.Event, scope: trio.CancelScope) -> None:
+    await event.wait()
+    scope.cancel()
+
+
+streaming_runs: dict[str, Streaming] = {}
+
+
+@lost.skill()
+async def streaming(ctx: TaskContext) -> str:
+    """Streams a chunk of artifact ``out`` whenever its test says (see ``Streaming``)."""
+    run = streaming_runs[ctx.text]
+    try:
+        await ctx.update("working")
+        run.at_gate.set()
+        async for done in run.steps[1]:
+            try:
+                await ctx.emit_artifact("chunk", artifact_id="out", append=run.chunks > 0)
+                run.chunks += 1
+            finally:
+                done.set()
+    finally:
+        run.ended.set()
+    return "never"
+
+
 @asynccontextmanager
 async def two_stores(url: str) -> AsyncIterator[tuple[TaskStore, TaskStore, trio.Nursery]]:
     """Two stores on one database (two replicas' own), and a nursery for their runtimes,
@@ -220,6 +269,20 @@ class CutOff(Proxy):
         if self.cut and await self.store.task_version(scope, task_id) == expected_version:
             raise StoreUnavailableError("the database link hangs")
         return await self.store.touch_task(scope, task_id, expected_version=expected_version)
+
+
+class WrittenBetween(Proxy):
+    """Runs ``between`` (the replica running the task writes it) each time ``last_event_seq``
+    has read, before it returns: a cancel here always reads the task before that write and
+    writes after it."""
+
+    between: Callable[[], Awaitable[None]] | None = None
+
+    async def last_event_seq(self, scope: CallerScope, task_id: str) -> int:
+        seq = await self.store.last_event_seq(scope, task_id)
+        if self.between is not None:
+            await self.between()
+        return seq
 
 
 class NoLogReads(Proxy):
@@ -589,3 +652,39 @@ async def test_a_cancel_elsewhere_is_not_refused_by_the_handlers_own_writes(
         stored = await store_a.load_task(ANONYMOUS, task.id)
         assert stored is not None and stored.task.status == canceled.status
         assert stored.task.artifacts[0].parts == (m.TextPart("a chunk"),)
+
+
+async def test_a_cancel_elsewhere_stops_a_handler_that_writes_between_each_read_and_write(
+    shared_url: str,
+) -> None:
+    """The handler here writes a chunk between each of the other replica's reads of the task
+    and its conditional write (a streaming handler writes more often than a busy replica's
+    read-write round trip takes).  After the first refusal the cancel moves the task's version
+    on (an empty write), which stops the handler here at its next write, and then cancels the
+    task.  Before, every attempt was refused and the client got TaskNotCancelable "changed 20
+    times while it was being canceled", the task streaming on."""
+    async with two_stores(shared_url) as (store_a, store_b, nursery):
+        between = WrittenBetween(store_b)
+        runner = await replica(nursery, store_a, LONG, agent=lost)
+        other = await replica(nursery, between, LONG, agent=lost)
+        text = f"streaming {m.new_id()}"
+        streaming_runs[text] = run = Streaming()
+        task = await started(runner, text, "streaming")
+        live = await runner.subscribe(ANONYMOUS, task.id)
+        await run.at_gate.wait()
+        between.between = run.write_one
+        with trio.fail_after(5):
+            canceled = await other.cancel(ANONYMOUS, task.id)
+            await run.ended.wait()  # the handler here stopped
+            events = await drain(live)
+        assert canceled.status.state is m.TaskState.CANCELED
+        assert run.chunks == 1  # the write between the first read and write; then none
+        stored = await store_a.load_task(ANONYMOUS, task.id)
+        assert stored is not None and stored.task.status == canceled.status
+        assert stored.task.artifacts[0].parts == (m.TextPart("chunk"),)
+        logged = await store_a.load_events(ANONYMOUS, task.id)
+        assert [seq for seq, _event in logged] == list(range(1, len(logged) + 1))
+        last = logged[-1][1]
+        assert isinstance(last, m.TaskStatusUpdateEvent) and last.status == canceled.status
+        assert events[-1] == last  # the stream here ended with it
+        assert runner.statistics().running_jobs == other.statistics().running_jobs == 0
