@@ -9,6 +9,8 @@
 - ``A2A_TRIO_RETENTION``: seconds after which finished tasks are purged (default: kept)
 - ``A2A_TRIO_RECOVERY_LEASE``: with several replicas on one store, seconds after which a task
   no replica has written counts as left by a crashed one (default: unset, one server)
+- ``A2A_TRIO_FOLLOW_INTERVAL``: seconds between a stream's looks at the store for a task that
+  runs on another replica (default 0.5; raise it for thousands of such streams)
 
 An empty variable counts as unset.  This module is the process's entry point: importing it
 checks every setting and opens the store once (as ``a2a-trio serve`` does), before hypercorn
@@ -75,13 +77,18 @@ def _server_config(env: Mapping[str, str]) -> ServerConfig:
         config = _evolve(config, "A2A_TRIO_KEEPALIVE", keepalive=seconds)
     if public_url := env.get("A2A_TRIO_PUBLIC_URL"):
         config = _evolve(config, "A2A_TRIO_PUBLIC_URL", public_url=public_url)
-    if lease := env.get("A2A_TRIO_RECOVERY_LEASE"):
-        seconds = _seconds("A2A_TRIO_RECOVERY_LEASE", lease)
-        try:
-            runtime = attrs.evolve(config.runtime, recovery_lease=seconds)
-        except ValueError as exc:
-            raise ConfigError(f"A2A_TRIO_RECOVERY_LEASE: {exc}") from None
-        config = attrs.evolve(config, runtime=runtime)
+    runtime_seconds = {
+        "A2A_TRIO_RECOVERY_LEASE": "recovery_lease",
+        "A2A_TRIO_FOLLOW_INTERVAL": "follow_interval",
+    }
+    for variable, field in runtime_seconds.items():
+        if value := env.get(variable):
+            change: dict[str, Any] = {field: _seconds(variable, value)}
+            try:
+                runtime = attrs.evolve(config.runtime, **change)
+            except ValueError as exc:
+                raise ConfigError(f"{variable}: {exc}") from None
+            config = attrs.evolve(config, runtime=runtime)
     return config
 
 

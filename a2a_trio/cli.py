@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import Annotated, Any
 
+import attrs
 import httpx
 import trio
 import typer
@@ -409,6 +410,13 @@ def serve(
             " has written counts as left by a crashed one."
         ),
     ] = None,
+    follow_interval: Annotated[
+        float | None,
+        typer.Option(
+            help="Seconds between a stream's looks at the store for a task that runs on"
+            " another replica (default 0.5)."
+        ),
+    ] = None,
 ) -> None:
     """Serve an agent until SIGINT/SIGTERM (then drain running tasks gracefully)."""
     from .loading import ConfigError, StoreOpenError, check_store, load_agent, store_factory
@@ -432,6 +440,8 @@ def serve(
         raise UsageProblem(str(exc)) from None
     try:
         runtime = RuntimeConfig(recovery_lease=recovery_lease)
+        if follow_interval is not None:
+            runtime = attrs.evolve(runtime, follow_interval=follow_interval)
         config = ServerConfig(public_url=public_url, keepalive=keepalive, runtime=runtime)
     except ValueError as exc:  # a setting the configs' validators refuse
         raise UsageProblem(str(exc)) from None

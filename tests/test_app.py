@@ -131,6 +131,17 @@ BAD_SETTINGS = [
         id="recovery-lease-zero",
     ),
     pytest.param(
+        {"A2A_TRIO_FOLLOW_INTERVAL": "inf"},
+        "error: A2A_TRIO_FOLLOW_INTERVAL: follow_interval must be a positive number of seconds,"
+        " not inf",
+        id="follow-interval-infinite",
+    ),
+    pytest.param(
+        {"A2A_TRIO_FOLLOW_INTERVAL": "soon"},
+        "error: A2A_TRIO_FOLLOW_INTERVAL must be a number of seconds, not 'soon'",
+        id="follow-interval-not-a-number",
+    ),
+    pytest.param(
         {"A2A_TRIO_PUBLIC_URL": "example.com"},
         "error: A2A_TRIO_PUBLIC_URL: public_url must be an absolute http(s) URL without query"
         " or fragment, such as 'https://agents.example.com', not 'example.com'",
@@ -189,6 +200,13 @@ def test_the_recovery_lease_setting_reaches_the_runtime() -> None:
     assert (
         app_from_env({"A2A_TRIO_STORE": "memory"}).app.server.config.runtime.recovery_lease is None
     )
+
+
+def test_the_follow_interval_setting_reaches_the_runtime() -> None:
+    from a2a_trio.app import app_from_env
+
+    env = {"A2A_TRIO_STORE": "memory", "A2A_TRIO_FOLLOW_INTERVAL": "2.5"}
+    assert app_from_env(env).app.server.config.runtime.follow_interval == 2.5
 
 
 async def test_a_store_of_a_newer_release_stops_start_up_with_one_line(tmp_path: Path) -> None:

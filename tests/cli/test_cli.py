@@ -196,6 +196,10 @@ def test_runtime_errors_exit_2(
             ["serve", "a2a_trio.demo:agent", "--keepalive", "0"],
             "keepalive must be a positive number of seconds, not 0.0",
         ),
+        (
+            ["serve", "a2a_trio.demo:agent", "--follow-interval", "-1"],
+            "follow_interval must be a positive number of seconds, not -1.0",
+        ),
         (["send", "http://x", "hi", "--binding", "foo"], "'foo' is not one of JSONRPC, HTTP+JSON"),
         (["send", "http://x", "hi", "--binding", "GRPC"], "'GRPC' is not one of JSONRPC"),
         (["list", "http://x", "--page-size", "0"], "Invalid value for '--page-size'"),
