@@ -535,25 +535,44 @@ class TaskRuntime:
         what crashed replicas left.  The checks run side by side and give up at the next tick,
         so one slow write cannot hold back the others past the lease; the running jobs go
         first, then the waiting jobs' tasks are read together and only those that moved are
-        checked one by one."""
+        checked one by one.
+
+        A tick that came over a lease after the one before (this process was stalled:
+        paused, swapped out) or whose own touches failed or ran out of time (the store was
+        stalled, for the other replicas too) recovers nothing, and neither does the tick after
+        it: the tasks that look left then are as likely a live peer's that could not touch
+        them either, and the peers get a tick's time to touch them again.  Skipping only
+        delays a recovery."""
+        previous = trio.current_time()
+        clean = 0  # ticks in a row that were not stalled
         while True:
             await trio.sleep(lease / 3)
-            with trio.move_on_after(lease / 3):
+            stalled = trio.current_time() - previous > lease
+            previous = trio.current_time()
+            failed: set[Job] = set()
+            with trio.move_on_after(lease / 3) as window:
                 async with trio.open_nursery() as checks:
                     for job in list(self._jobs.values()):
                         if not job.waiting_for_input:
-                            checks.start_soon(self._keep_lease, job)
+                            checks.start_soon(self._keep_lease, job, failed)
                 async with trio.open_nursery() as checks:
                     for job in await _moved_waiting_jobs(self.store, self._jobs.values()):
-                        checks.start_soon(self._keep_lease, job)
-            if self.config.recover_unfinished:
+                        checks.start_soon(self._keep_lease, job, failed)
+            stalled = stalled or window.cancelled_caught or bool(failed)
+            clean = 0 if stalled else clean + 1
+            if self.config.recover_unfinished and clean >= 2:
                 await self._recover()
 
-    async def _keep_lease(self, job: Job) -> None:
+    async def _keep_lease(self, job: Job, failed: set[Job]) -> None:
         """Freshen ``job``'s task, or stop the job when its task moved on elsewhere.  An
-        unavailable store, or a task deleted meanwhile, waits for the next tick."""
-        with contextlib.suppress(StoreUnavailableError, TaskNotFoundError):
+        unavailable store (the job goes into ``failed``), or a task deleted meanwhile, waits
+        for the next tick."""
+        try:
             await job.keep_lease()
+        except StoreUnavailableError:
+            failed.add(job)
+        except TaskNotFoundError:
+            pass
 
     def _superseded(self, job: Job) -> None:
         """``job``'s task moved on without it (its lease tick or a refused write found out,

@@ -7,6 +7,7 @@ tests wait on events and streams, never for a fixed time.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -688,3 +689,51 @@ async def test_a_cancel_elsewhere_stops_a_handler_that_writes_between_each_read_
         assert isinstance(last, m.TaskStatusUpdateEvent) and last.status == canceled.status
         assert events[-1] == last  # the stream here ended with it
         assert runner.statistics().running_jobs == other.statistics().running_jobs == 0
+
+
+async def quiet_tasks(
+    first: TaskRuntime, second: TaskRuntime
+) -> tuple[tuple[m.Task, Quiet], tuple[m.Task, Quiet]]:
+    """A silent, resumable task running at each replica, once both handlers have started."""
+    started_tasks = []
+    for runtime in (first, second):
+        text = f"quiet {m.new_id()}"
+        quiet_runs[text] = runs = Quiet()
+        task = await started(runtime, text, "quiet")
+        with trio.fail_after(5):
+            await runs.started[0].wait()
+        started_tasks.append((task, runs))
+    return started_tasks[0], started_tasks[1]
+
+
+async def test_a_replica_whose_touches_fail_recovers_nothing(shared_url: str) -> None:
+    """The store stalls for both replicas (their touches fail) for longer than the lease: each
+    one's tasks look left, but a replica that could not touch its own tasks takes that for what
+    it is and recovers nothing; once the store is back both touch again and nothing was re-run.
+    Before, each recovered (re-ran) the other's live task."""
+    async with two_stores(shared_url) as (store_a, store_b, nursery):
+        cut_a, cut_b = CutOff(store_a), CutOff(store_b)
+        first = await replica(nursery, cut_a, agent=lost)
+        second = await replica(nursery, cut_b, agent=lost)
+        (_task_a, runs_a), (_task_b, runs_b) = await quiet_tasks(first, second)
+        cut_a.cut = cut_b.cut = True
+        await trio.sleep(3 * LEASED.recovery_lease)
+        cut_a.cut = cut_b.cut = False
+        await trio.sleep(2 * LEASED.recovery_lease)
+        assert not runs_a.started[1].is_set() and not runs_b.started[1].is_set()
+        assert first.statistics().running_jobs == second.statistics().running_jobs == 1
+
+
+async def test_a_replica_stalled_past_the_lease_recovers_nothing_at_once(shared_url: str) -> None:
+    """The whole process stops for longer than the lease (``time.sleep`` holds trio's loop, as
+    a pause or heavy swapping would): when it runs again, every peer's task looks left, so its
+    first tick recovers nothing; the peers touch their tasks and nothing is re-run.  Before,
+    whichever replica's tick came first re-ran the other's live task."""
+    async with two_stores(shared_url) as (store_a, store_b, nursery):
+        first = await replica(nursery, store_a, agent=lost)
+        second = await replica(nursery, store_b, agent=lost)
+        (_task_a, runs_a), (_task_b, runs_b) = await quiet_tasks(first, second)
+        time.sleep(2 * LEASED.recovery_lease)  # noqa: ASYNC251  (the stall itself)
+        await trio.sleep(2 * LEASED.recovery_lease)
+        assert not runs_a.started[1].is_set() and not runs_b.started[1].is_set()
+        assert first.statistics().running_jobs == second.statistics().running_jobs == 1
