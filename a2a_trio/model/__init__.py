@@ -53,6 +53,7 @@ from ._lifecycle import (
     INTERRUPTED_STATES,
     TERMINAL_STATES,
     is_interrupted,
+    is_settled,
     is_terminal,
     transition_error,
 )
@@ -133,6 +134,7 @@ __all__ = [
     "data_part",
     "is_interrupted",
     "is_required",
+    "is_settled",
     "is_terminal",
     "json_problem",
     "new_artifact",

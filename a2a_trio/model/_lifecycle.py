@@ -45,6 +45,12 @@ def is_interrupted(state: TaskState) -> bool:
     return state in INTERRUPTED_STATES
 
 
+def is_settled(state: TaskState) -> bool:
+    """Terminal, or waiting for the client (input, auth): where a blocking send returns and a
+    v0.3 stream ends."""
+    return state in TERMINAL_STATES or state in INTERRUPTED_STATES
+
+
 def transition_error(old: TaskState, new: TaskState) -> str | None:
     """Why ``old -> new`` is not allowed, or ``None`` when it is."""
     if new is S.UNSPECIFIED:

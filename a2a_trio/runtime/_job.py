@@ -201,7 +201,7 @@ class Job:
 
     async def wait_settled(self) -> m.Task:
         """Block until the task is terminal or waiting for input (what a blocking send awaits)."""
-        while not (m.is_terminal(self.state) or self.waiting_for_input or self.done.is_set()):
+        while not (m.is_settled(self.state) or self.done.is_set()):
             await self._changed.park()
         return self.task
 

@@ -215,7 +215,7 @@ class TaskRuntime:
         running there: it is then read from the store every ``follow_interval`` until it is
         settled, as a stream here follows it."""
         task = await job.wait_settled()
-        while job.superseded and not _is_settled(task.status.state):
+        while job.superseded and not m.is_settled(task.status.state):
             await trio.sleep(self.config.follow_interval)
             task = (await self._load(scope, task.id)).task
         return task
@@ -842,10 +842,6 @@ def _only_outage(exc: Exception) -> StoreUnavailableError | None:
         first = first.exceptions[0]
     assert isinstance(first, StoreUnavailableError)
     return first
-
-
-def _is_settled(state: m.TaskState) -> bool:
-    return m.is_terminal(state) or m.is_interrupted(state)
 
 
 def _reply_message(value: Any, context_id: str) -> m.Message:

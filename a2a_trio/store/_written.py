@@ -53,7 +53,7 @@ class WrittenTasks:
         known = self._by_id.get(task_id)
         if known is not None and known.version > written.version:
             return
-        if m.is_terminal(written.task.status.state) or m.is_interrupted(written.task.status.state):
+        if m.is_settled(written.task.status.state):
             self._by_id.pop(task_id, None)
             return
         self._by_id.pop(task_id, None)  # re-inserted last: the oldest entry goes first

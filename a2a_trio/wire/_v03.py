@@ -709,9 +709,7 @@ class V03Codec:
         out: dict[str, Any] = self._conv.unstructure(event, type(event))
         if isinstance(event, m.TaskStatusUpdateEvent):
             state = event.status.state
-            out["final"] = (
-                (m.is_terminal(state) or m.is_interrupted(state)) if final is None else final
-            )
+            out["final"] = m.is_settled(state) if final is None else final
         return out
 
     def decode_stream_event(self, data: Any, *, path: str = "$") -> tuple[m.StreamEvent, bool]:
