@@ -23,28 +23,80 @@
 
 Every protocol error knows its JSON-RPC code, HTTP status and gRPC status (A2A v1.0 §5.4), so
 bindings map errors and handlers simply raise.  This module imports nothing from the rest of the
-package: the wire codecs raise ``InvalidParamsError`` too.
+package but the model: the wire codecs raise ``InvalidParamsError`` too.
+
+A message naming a task state or a role holds it as a value (a :class:`Phrase`), not as text:
+each binding sends the error :meth:`~A2AError.spelled` as its wire form writes those values
+(``TASK_STATE_INPUT_REQUIRED`` in v1.0, ``input-required`` in v0.3 JSON-RPC), so a client reads
+the names it sends and receives.  Unspelled, a message uses the proto names (v1.0's).
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Callable
+from typing import ClassVar, Self
 
-from .model import JsonValue
+import attrs
+
+from .model import JsonValue, Role, TaskState, proto_name
+
+type Term = TaskState | Role
+"""A value an error message names, which each wire form spells its own way."""
+type Spelling = Callable[[Term], str]
+"""How one wire form writes a :data:`Term` (its codec's ``spell``)."""
+
+
+@attrs.frozen
+class Phrase:
+    """Message text with the states and roles it names kept as values, spelled when sent."""
+
+    pieces: tuple[str | Term, ...]
+
+    @classmethod
+    def of(cls, *pieces: str | Term) -> Phrase:
+        return cls(pieces)
+
+    def spell(self, spelling: Spelling = proto_name) -> str:
+        return "".join(p if isinstance(p, str) else spelling(p) for p in self.pieces)
+
+    @property
+    def names_terms(self) -> bool:
+        return not all(isinstance(p, str) for p in self.pieces)
 
 
 class A2AError(Exception):
-    """A protocol error: what a client receives as a JSON-RPC error or HTTP problem."""
+    """A protocol error: what a client receives as a JSON-RPC error or HTTP problem.
+
+    ``message`` may be a :class:`Phrase`; ``self.message`` is then spelled with proto names
+    until a binding asks for its own spelling (:meth:`spelled`).
+    """
 
     code: ClassVar[int] = -32603
     http_status: ClassVar[int] = 500
     grpc_status: ClassVar[str] = "INTERNAL"
     default_message: ClassVar[str] = "Internal error"
 
-    def __init__(self, message: str | None = None, *, data: JsonValue = None) -> None:
-        self.message = message or self.default_message
+    def __init__(self, message: str | Phrase | None = None, *, data: JsonValue = None) -> None:
+        self.wording = message if isinstance(message, Phrase) else Phrase.of(message or "")
         self.data = data
-        super().__init__(self.message)
+        super().__init__()
+        self._say(self.wording.spell() or self.default_message)
+
+    def _say(self, text: str) -> None:
+        self.message = text
+        self.args = (text,)
+
+    def spelled(self, spelling: Spelling) -> Self:
+        """This error as a binding sends it: the states and roles its message names written
+        with ``spelling`` (its wire form's names), for good.  Codes stay as they are."""
+        if not self.wording.names_terms:
+            return self
+        text = self.wording.spell(spelling)
+        spelled = type(self).__new__(type(self))
+        spelled.__dict__.update(self.__dict__)
+        spelled.wording = Phrase.of(text)
+        spelled._say(text)
+        return spelled
 
 
 class JSONRPCError(A2AError):
@@ -80,16 +132,22 @@ class InvalidParamsError(JSONRPCError):
     grpc_status = "INVALID_ARGUMENT"
     default_message = "Invalid params"
 
-    def __init__(self, reason: str, *, path: str = "") -> None:
+    def __init__(self, reason: str | Phrase, *, path: str = "") -> None:
         self.path = path
-        self.reason = reason
-        text = f"{path}: {reason}" if path else reason
-        super().__init__(text, data={"path": path, "reason": reason} if path else None)
+        super().__init__(reason)
+
+    def _say(self, text: str) -> None:
+        self.reason = text
+        super()._say(f"{self.path}: {text}" if self.path else text)
+        self.data = {"path": self.path, "reason": text} if self.path else None
+
+    def at(self, path: str) -> InvalidParamsError:
+        """The same reason (its states and roles still values) about the field at ``path``."""
+        return InvalidParamsError(self.wording, path=path)
 
     def under(self, prefix: str) -> InvalidParamsError:
         """The same error with its path rooted under ``prefix`` (e.g. ``params``)."""
-        path = prefix + self.path.removeprefix("$") if self.path else prefix
-        return InvalidParamsError(self.reason, path=path)
+        return self.at(prefix + self.path.removeprefix("$") if self.path else prefix)
 
 
 class InternalError(JSONRPCError):

@@ -45,6 +45,7 @@ from ._core import (
     TaskStatusUpdateEvent,
     TextPart,
     UrlPart,
+    proto_name,
 )
 from ._fields import is_required
 from ._json import MAX_JSON_DEPTH, JsonObject, JsonValue, json_problem
@@ -140,6 +141,7 @@ __all__ = [
     "new_artifact",
     "new_id",
     "new_task",
+    "proto_name",
     "text_message",
     "transition_error",
     "utcnow",

@@ -33,6 +33,13 @@ class Role(enum.IntEnum):
     AGENT = 2
 
 
+def proto_name(value: TaskState | Role) -> str:
+    """The proto enum name (``TASK_STATE_INPUT_REQUIRED``, ``ROLE_USER``): how A2A v1.0 writes
+    the value on the wire, and so how messages name it unless a binding spells it otherwise."""
+    prefix = "TASK_STATE_" if isinstance(value, TaskState) else "ROLE_"
+    return prefix + value.name
+
+
 @attrs.frozen
 class TextPart:
     """A part holding text."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from ._core import TaskState
+from ._core import TaskState, proto_name
 
 S = TaskState
 
@@ -52,11 +52,13 @@ def is_settled(state: TaskState) -> bool:
 
 
 def transition_error(old: TaskState, new: TaskState) -> str | None:
-    """Why ``old -> new`` is not allowed, or ``None`` when it is."""
+    """Why ``old -> new`` is not allowed, or ``None`` when it is.  A store's refusal, seen by
+    the runtime and in logs, never by a client: states go by their proto names, as in every
+    message no binding spells."""
     if new is S.UNSPECIFIED:
-        return "a task cannot be put into TASK_STATE_UNSPECIFIED"
+        return f"a task cannot be put into {proto_name(new)}"
     if new in ALLOWED_TRANSITIONS[old]:
         return None
     if old in TERMINAL_STATES:
-        return f"the task is already {old.name} (a terminal state)"
-    return f"a task cannot go from {old.name} to {new.name}"
+        return f"the task is already {proto_name(old)} (a terminal state)"
+    return f"a task cannot go from {proto_name(old)} to {proto_name(new)}"

@@ -36,6 +36,7 @@ from ..errors import (
     InternalError,
     InvalidParamsError,
     InvalidTransitionError,
+    Phrase,
     StoreError,
     StoreUnavailableError,
     TaskNotCancelableError,
@@ -269,7 +270,9 @@ class TaskRuntime:
             if job.state is m.TaskState.CANCELED:
                 return job.task
             if not job.superseded:
-                raise TaskNotCancelableError(f"Task {task_id} ended {job.state.name} first")
+                raise TaskNotCancelableError(
+                    Phrase.of(f"Task {task_id} ended ", job.state, " first")
+                )
             # Its task had moved on to another replica: cancel it there, through the store.
         for attempt in range(CANCEL_ATTEMPTS):
             stored = await self._load(scope, task_id)
@@ -282,7 +285,7 @@ class TaskRuntime:
                 stored = await self.store.update_task(scope, task_id, TaskUpdate())
             if m.is_terminal(stored.task.status.state):
                 raise TaskNotCancelableError(
-                    f"Task {task_id} is already {stored.task.status.state.name}"
+                    Phrase.of(f"Task {task_id} is already ", stored.task.status.state)
                 )
             try:
                 canceled = await self._settle_stored(
@@ -316,8 +319,11 @@ class TaskRuntime:
         state = head.event.status.state
         if m.is_terminal(state):
             raise UnsupportedOperationError(
-                f"Task {task_id} is {state.name}: a terminal task has no updates to subscribe "
-                "to; use GetTask"
+                Phrase.of(
+                    f"Task {task_id} is ",
+                    state,
+                    ": a terminal task has no updates to subscribe to; get the task instead",
+                )
             )
         return self._from_store(scope, task_id, [head], head.seq)
 
@@ -451,7 +457,7 @@ class TaskRuntime:
             stored = await self.store.create_task(scope, task, events=[(1, task)])
         except InvalidParamsError as exc:  # the store names the task's keys, not the request's
             sent = {"$.contextId": "$.params.message.contextId", "$.tenant": "$.params.tenant"}
-            raise InvalidParamsError(exc.reason, path=sent.get(exc.path, exc.path)) from None
+            raise exc.at(sent.get(exc.path, exc.path)) from None
         return self._start(scope, stored.task, stored.version, skill, stored.task.history[-1])
 
     async def _continue(self, scope: CallerScope, message: m.Message) -> Job:
@@ -466,8 +472,12 @@ class TaskRuntime:
             )
         if m.is_terminal(task.status.state):
             raise UnsupportedOperationError(
-                f"Task {task_id} is {task.status.state.name} and accepts no more messages; "
-                "start a new task (same contextId to keep the conversation)"
+                Phrase.of(
+                    f"Task {task_id} is ",
+                    task.status.state,
+                    " and accepts no more messages; start a new task (same contextId to keep"
+                    " the conversation)",
+                )
             )
         bound = bound_to(task, message)
         try:
@@ -857,7 +867,8 @@ def _reply_message(value: Any, context_id: str) -> m.Message:
 def _check_user_message(message: m.Message) -> None:
     if message.role is not m.Role.USER:
         raise InvalidParamsError(
-            "a client's message must have role ROLE_USER", path="$.params.message.role"
+            Phrase.of("a client's message must have role ", m.Role.USER),
+            path="$.params.message.role",
         )
     if not message.parts:
         raise InvalidParamsError("a message needs at least one part", path="$.params.message.parts")
@@ -878,8 +889,13 @@ def _check_sent(after: int, last_seq: int, task_id: str) -> None:
 
 def _not_waiting(task_id: str, state: m.TaskState) -> UnsupportedOperationError:
     return UnsupportedOperationError(
-        f"Task {task_id} is {state.name}, not waiting for input; wait for it to ask"
-        " (INPUT_REQUIRED) or cancel it"
+        Phrase.of(
+            f"Task {task_id} is ",
+            state,
+            ", not waiting for input; wait for it to ask (",
+            m.TaskState.INPUT_REQUIRED,
+            ") or cancel it",
+        )
     )
 
 

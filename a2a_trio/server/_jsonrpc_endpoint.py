@@ -27,10 +27,11 @@ from ..errors import (
     InvalidParamsError,
     InvalidRequestError,
     MethodNotFoundError,
+    Spelling,
     VersionNotSupportedError,
 )
 from ..runtime import LogEntry, SubscriberOverflow, TaskStream
-from ..wire import dumps
+from ..wire import V03, V1, dumps
 from . import _jsonrpc as rpc
 from ._body import BodyTooLargeError, BodyTooSlowError, body_deadline
 from ._handler import UNEXPECTED_FAILURE
@@ -53,6 +54,8 @@ JSON_TYPES: Final = ("application/json", "application/a2a+json")
 
 METHOD_TABLES: Final[dict[str, dict[str, Method]]] = {V1_0: V1_METHODS, V0_3: V03_METHODS}
 """The JSON-RPC method table of each protocol version."""
+SPELLINGS: Final[dict[str, Spelling]] = {V1_0: V1.spell, V0_3: V03.spell}
+"""How each protocol version's errors name states and roles: as its codec writes them."""
 
 
 @attrs.frozen
@@ -146,11 +149,13 @@ def error_response(
     """The JSON-RPC error response in the shape of the version serving the call: in 1.0 its
     ``data`` is a list holding a ``google.rpc.ErrorInfo`` with the A2A reason (A2A v1.0
     §9.5), which tells errors sharing a code apart; in 0.3 it is the error's own data.  A
-    version this server does not speak gets 1.0's shape, the only one that can name it."""
+    version this server does not speak gets 1.0's shape, the only one that can name it.  The
+    message names states and roles as that version writes them (``SPELLINGS``)."""
     try:
         version = _served_version(requested_version(headers), name)
     except VersionNotSupportedError:
         version = V1_0
+    error = error.spelled(SPELLINGS[version])
     data = [error_info(error)] if version == V1_0 else error.data
     return rpc.failure(rid, error, data)
 

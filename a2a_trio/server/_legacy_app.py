@@ -165,8 +165,9 @@ class LegacySurface:
             if operation is None:
                 raise MethodNotFoundError(f"Method not implemented: {call.method[:100]}")
             return await operation(scope, call.params, call.id)
-        except A2AError as error:
-            return _answer(rpc.failure(rpc.legacy_request_id(document), error))
+        except A2AError as error:  # states and roles named as the dialect writes them
+            spelled = error.spelled(wire.spell)
+            return _answer(rpc.failure(rpc.legacy_request_id(document), spelled))
         except Exception:  # the request's boundary: a bug (ours, a custom store's) is never leaked
             logger.exception("legacy request failed on an unexpected error")
             unexpected = InternalError(UNEXPECTED_FAILURE)

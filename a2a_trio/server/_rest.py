@@ -21,7 +21,9 @@ from typing import Any, Final
 import attrs
 
 from .. import errors
-from ..errors import A2AError, InvalidParamsError, ParseError, VersionNotSupportedError
+from .. import model as m
+from ..errors import A2AError, InvalidParamsError, ParseError, Spelling, VersionNotSupportedError
+from ..wire import V1
 from ._versions import V1_0, VERSION_HEADERS, requested_version
 
 type QueryType = Callable[[str, str], Any]
@@ -58,10 +60,25 @@ def boolean(name: str, value: str) -> bool:
     raise InvalidParamsError(f"expected true or false, got {value[:40]!r}", path=f"$.query.{name}")
 
 
-def _task_state(_name: str, value: str) -> str:
+def unknown_state(name: str, value: str, spell: Spelling) -> InvalidParamsError:
+    """A ``status`` query parameter that names no state: refused with the value as the client
+    sent it, listing the states as ``spell`` (the binding's bodies) writes them."""
+    states = ", ".join(spell(state) for state in m.TaskState if state)
+    return InvalidParamsError(
+        f"unknown task state {value[:40]!r} (one of {states})", path=f"$.query.{name}"
+    )
+
+
+_V1_STATES: Final = frozenset(V1.spell(state) for state in m.TaskState)
+
+
+def _task_state(name: str, value: str) -> str:
     """``working``, ``input-required`` and ``TASK_STATE_WORKING`` all name the same state."""
-    name = value.strip().upper().replace("-", "_")
-    return name if name.startswith("TASK_STATE_") else "TASK_STATE_" + name
+    state = value.strip().upper().replace("-", "_")
+    state = state if state.startswith("TASK_STATE_") else "TASK_STATE_" + state
+    if state not in _V1_STATES:
+        raise unknown_state(name, value, V1.spell)
+    return state
 
 
 @attrs.frozen
@@ -126,14 +143,16 @@ ROUTES: Final = (
 
 @attrs.frozen
 class RestBinding:
-    """A route table and where it is served: under ``prefix``, with ``/{tenant}`` or not."""
+    """A route table and where it is served: under ``prefix``, with ``/{tenant}`` or not;
+    ``spell`` names states and roles in its errors as its bodies write them."""
 
     routes: tuple[Route, ...]
+    spell: Spelling
     prefix: str = ""
     tenants: bool = True
 
 
-V1_REST: Final = RestBinding(ROUTES)
+V1_REST: Final = RestBinding(ROUTES, V1.spell)
 V03_PREFIX: Final = "/v1"
 
 
@@ -263,8 +282,8 @@ def as_sent(
     relative = "$" + error.path[rooted.end() :]
     first = _FIRST.match(relative, 1)
     if first is not None and first[1] in query:
-        return InvalidParamsError(error.reason, path="$.query" + relative[1:])
-    return InvalidParamsError(error.reason, path=spell(relative) if spell else relative)
+        return error.at("$.query" + relative[1:])
+    return error.at(spell(relative) if spell else relative)
 
 
 def _reason(error: A2AError) -> str:

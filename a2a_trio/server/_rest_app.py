@@ -106,11 +106,11 @@ async def _rest(server: A2AServer) -> Response:
     params = rest_params(call, body, query)
     try:
         return await _serve(server, methods[call.route.method], params, owner)
-    except InvalidParamsError as error:  # named as sent, whoever refused it (docs/bindings.md)
-        sent = {name for name, _value in query}
-        if version == V0_3:
-            raise v03_as_sent(error, params, sent) from None
-        raise as_sent(error, sent) from None
+    except A2AError as error:  # fields named as sent, whoever refused them (docs/bindings.md)
+        if isinstance(error, InvalidParamsError):
+            sent = {name for name, _value in query}
+            error = v03_as_sent(error, params, sent) if version == V0_3 else as_sent(error, sent)
+        raise error.spelled(binding.spell) from None
 
 
 async def _serve(server: A2AServer, method: Method, params: dict[str, Any], owner: str) -> Response:

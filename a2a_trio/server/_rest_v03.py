@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from .. import model as m
 from ..errors import A2AError, InvalidParamsError
-from ..wire import V03_PROTO
+from ..wire import V03, V03_PROTO
 from ._rest import (
     PAGE_QUERY,
     V03_PREFIX,
@@ -26,15 +26,22 @@ from ._rest import (
     integer,
     problem,
     string,
+    unknown_state,
 )
 from ._rpc_methods import Decode, Method, StreamingMethod, UnaryMethod
 from ._rpc_v03 import V03_METHODS, ends_resubscription
 
+_V03_STATES: Final = frozenset(V03.spell(state) for state in m.TaskState)
 
-def _v03_state(_name: str, value: str) -> str:
-    """``working``, ``input-required`` and ``TASK_STATE_WORKING`` name the same state."""
-    name = value.strip().lower().removeprefix("task_state_").replace("_", "-")
-    return "canceled" if name == "cancelled" else name
+
+def _v03_state(name: str, value: str) -> str:
+    """``working``, ``input-required`` and ``TASK_STATE_WORKING`` name the same state (read
+    by the v0.3 JSON-RPC decoder, which takes the first form)."""
+    state = value.strip().lower().removeprefix("task_state_").replace("_", "-")
+    state = "canceled" if state == "cancelled" else state
+    if state not in _V03_STATES:
+        raise unknown_state(name, value, V03_PROTO.spell)
+    return state
 
 
 _CONFIG: Final = "/tasks/{id}/pushNotificationConfigs"
@@ -68,7 +75,7 @@ V03_ROUTES: Final = (
     Route("/card", frozenset({"GET"}), "agent/getAuthenticatedExtendedCard"),
 )  # fmt: skip
 
-V03_REST: Final = RestBinding(V03_ROUTES, prefix=V03_PREFIX, tenants=False)
+V03_REST: Final = RestBinding(V03_ROUTES, V03_PROTO.spell, prefix=V03_PREFIX, tenants=False)
 
 
 def _proto_params(cls: type) -> Decode:

@@ -254,7 +254,7 @@ def structure_or_raise[T](conv: cattrs.Converter, data: Any, cls: type[T], *, pa
     try:
         return conv.structure(data, cls)
     except InvalidParamsError as exc:
-        raise InvalidParamsError(exc.reason, path=path + exc.path.removeprefix("$")) from None
+        raise exc.at(path + exc.path.removeprefix("$")) from None
     except (cattrs.BaseValidationError, ValueError, TypeError, KeyError) as exc:
         first = transform_error(exc, path=path, format_exception=_reason)[0]
         reason, _, where = first.rpartition(" @ ")

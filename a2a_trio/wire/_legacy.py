@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from .. import model as m
-from ..errors import InvalidParamsError
+from ..errors import InvalidParamsError, Term
 from ._common import dumps, format_timestamp
 
 STATES: Final[Mapping[m.TaskState, str]] = {
@@ -29,6 +29,13 @@ RESULT_NAME: Final = "result"
 
 def state_name(state: m.TaskState) -> str:
     return STATES.get(state, "working")
+
+
+def spell(value: Term) -> str:
+    """A state or role as this dialect writes it (``working``, ``user``), for error messages."""
+    if isinstance(value, m.TaskState):
+        return state_name(value)
+    return "agent" if value is m.Role.AGENT else "user"
 
 
 def part_text(part: m.Part) -> str:
@@ -59,8 +66,7 @@ def _text_parts(text: str) -> list[dict[str, Any]]:
 
 
 def encode_message(message: m.Message) -> dict[str, Any]:
-    role = "agent" if message.role is m.Role.AGENT else "user"
-    return {"role": role, "parts": [_encode_part(part) for part in message.parts]}
+    return {"role": spell(message.role), "parts": [_encode_part(part) for part in message.parts]}
 
 
 def _encode_part(part: m.Part) -> dict[str, Any]:

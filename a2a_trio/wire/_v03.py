@@ -15,13 +15,13 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 import attrs
 import cattrs
 
 from .. import model as m
-from ..errors import InvalidParamsError
+from ..errors import InvalidParamsError, Term
 from ._common import (
     camel_decoder,
     camel_encoder,
@@ -419,15 +419,18 @@ class V03Codec:
     }
     """v0.3 JSON-RPC method -> the model class its ``params`` decode to."""
 
+    _names: ClassVar[tuple[Mapping[m.TaskState, str], Mapping[m.Role, str]]] = (STATES, ROLES)
+    """How states and roles are written (``spell``; the hooks ``__init__`` registers)."""
+
     def __init__(self) -> None:
         conv = cattrs.Converter(detailed_validation=True)
         self._conv = conv
         install_scalar_hooks(conv)
         conv.register_structure_hook(datetime, _parse_timestamp03)
         install_json_value_hooks(conv)
-        for table, what in ((STATES, "task state"), (ROLES, "role")):
+        states, roles = self._names
+        for enum_cls, table, what in ((m.TaskState, states, "task state"), (m.Role, roles, "role")):
             encode, decode = _lookup_hooks(table, what)
-            enum_cls = type(next(iter(table)))
             conv.register_unstructure_hook(enum_cls, encode)
             conv.register_structure_hook(enum_cls, decode)
         conv.register_unstructure_hook_factory(attrs.has, lambda cls: camel_encoder(conv, cls))
@@ -680,6 +683,13 @@ class V03Codec:
         return m.ListTaskPushNotificationConfigsResponse(configs=configs)
 
     # --- public ---------------------------------------------------------------------------
+
+    def spell(self, value: Term) -> str:
+        """A state or role as this wire form writes it (``input-required``, ``user``), for
+        error messages."""
+        states, roles = self._names
+        names: Mapping[Any, str] = states if isinstance(value, m.TaskState) else roles
+        return names.get(value) or value.name.lower()
 
     def encode(self, value: Any) -> Any:
         """Any model value -> its v0.3 JSON value (a dict; a list for a push-config list).

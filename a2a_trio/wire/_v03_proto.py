@@ -36,7 +36,6 @@ from ._v03 import (
     _encode_part,
     _File03,
     _FilePart03,
-    _lookup_hooks,
     _part_from03,
     _push_from03,
     _push_to03,
@@ -252,14 +251,11 @@ class V03ProtoCodec(V03Codec):
     fields all come from the path and query are read with ``V03`` (same keys).
     """
 
+    _names = (PROTO_STATES, PROTO_ROLES)
+
     def __init__(self) -> None:
         super().__init__()
         conv = self._conv
-        for table, what in ((PROTO_STATES, "task state"), (PROTO_ROLES, "role")):
-            encode, decode = _lookup_hooks(table, what)
-            enum_cls = type(next(iter(table)))
-            conv.register_unstructure_hook(enum_cls, encode)
-            conv.register_structure_hook(enum_cls, decode)
         conv.register_unstructure_hook_func(lambda t: t is m.Part, _encode_part_proto)
         conv.register_structure_hook_func(
             lambda t: t is m.Part, lambda data, _t: _part_from_proto(conv.structure(data, _PartP))
@@ -336,7 +332,7 @@ class V03ProtoCodec(V03Codec):
             return super().decode(data, cls, path=path)
         except InvalidParamsError as exc:
             relative = self.sent_path("$" + exc.path.removeprefix(path), data)
-            raise InvalidParamsError(exc.reason, path=path + relative.removeprefix("$")) from None
+            raise exc.at(path + relative.removeprefix("$")) from None
 
     @staticmethod
     def sent_path(path: str, data: Any) -> str:

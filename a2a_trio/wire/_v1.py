@@ -9,7 +9,6 @@ keys (``StreamResponse``, ``SecurityScheme``, ``OAuthFlows``).
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -17,7 +16,7 @@ import attrs
 import cattrs
 
 from .. import model as m
-from ..errors import InvalidParamsError
+from ..errors import InvalidParamsError, Term
 from ._common import (
     camel_decoder,
     camel_encoder,
@@ -28,7 +27,8 @@ from ._common import (
     structure_or_raise,
 )
 
-ENUM_PREFIX: Final = {m.TaskState: "TASK_STATE_", m.Role: "ROLE_"}
+ENUMS: Final = (m.TaskState, m.Role)
+"""Written by their proto names (``m.proto_name``)."""
 
 PART_KEYS: Final = {m.TextPart: "text", m.RawPart: "raw", m.UrlPart: "url", m.DataPart: "data"}
 
@@ -57,15 +57,15 @@ STREAM_KEYS: Final[dict[type, str]] = {
 
 
 def _enum_hooks(
-    cls: type[enum.IntEnum], prefix: str
+    cls: type[m.TaskState | m.Role],
 ) -> tuple[Callable[[Any], str], Callable[[Any, Any], Any]]:
-    names = {prefix + member.name: member for member in cls}
+    names = {m.proto_name(member): member for member in cls}
     numbers = {member.value: member for member in cls}
 
-    def encode(value: enum.IntEnum) -> str:
-        return prefix + value.name
+    def encode(value: m.TaskState | m.Role) -> str:
+        return m.proto_name(value)
 
-    def decode(value: Any, _type: Any) -> enum.IntEnum:
+    def decode(value: Any, _type: Any) -> m.TaskState | m.Role:
         found = names.get(value) if isinstance(value, str) else None
         if found is None and isinstance(value, int) and not isinstance(value, bool):
             found = numbers.get(value)
@@ -94,8 +94,8 @@ class V1Codec:
     def __init__(self) -> None:
         conv = cattrs.Converter(detailed_validation=True)
         install_scalar_hooks(conv)
-        for cls, prefix in ENUM_PREFIX.items():
-            encode, decode = _enum_hooks(cls, prefix)
+        for cls in ENUMS:
+            encode, decode = _enum_hooks(cls)
             conv.register_unstructure_hook(cls, encode)
             conv.register_structure_hook(cls, decode)
         install_json_value_hooks(conv)
@@ -158,6 +158,10 @@ class V1Codec:
         return m.SecurityRequirement(self._conv.structure(raw, dict[str, tuple[str, ...]]))
 
     # --- public ---------------------------------------------------------------------------
+
+    def spell(self, value: Term) -> str:
+        """A state or role as v1.0 writes it (``TASK_STATE_WORKING``), for error messages."""
+        return m.proto_name(value)
 
     def encode(self, value: Any) -> dict[str, Any]:
         """Any model value -> a dict ready for ``orjson.dumps``."""
