@@ -3,8 +3,10 @@ events) ends the stream with one last event in the binding's own error shape, th
 body; the traceback goes to the log once, and the task's job runs on.  Before, the exception
 escaped the response and the connection was cut: an incomplete chunked body, no explanation.
 
-The streams follow a task through the store at the replica that does not run it, and that
-replica's store has a bug: once armed, ``last_event_seq`` (the follower's poll) raises.
+Most streams follow a task through the store at the replica that does not run it, and that
+replica's store has a bug: once armed, ``last_event_seq`` (the follower's poll) raises.  A
+legacy stream never follows the store, and a burst of queued events needs a failure between
+two of them: those two get a bug in rendering an event instead.
 """
 
 from __future__ import annotations
