@@ -39,6 +39,7 @@ from ._rest import error_info
 from ._rpc_methods import V1_METHODS, CallInfo, Method, StreamingMethod
 from ._rpc_v03 import V03_METHODS
 from ._sse import KEEPALIVE, STREAM_HEADERS, encode_event
+from ._streaming import stream_boundary
 from ._tenants import authenticated_owner, caller_scope, request_headers
 from ._versions import V0_3, V1_0, requested_version
 
@@ -69,6 +70,14 @@ class StreamReply:
     stream: TaskStream
     rid: rpc.RequestId
     method: StreamingMethod
+    headers: Mapping[str, str]
+    name: str
+
+    def failure_event(self) -> bytes:
+        """The internal error, with the request's id in its version's shape, as the last
+        event of a stream an unexpected failure ended (``stream_boundary``)."""
+        error = InternalError(UNEXPECTED_FAILURE)
+        return encode_event(dumps(error_response(self.rid, error, self.headers, self.name)))
 
 
 type Reply = JsonReply | StreamReply
@@ -122,7 +131,7 @@ async def answer(
             if call.is_notification:
                 stream.close()
                 return NO_CONTENT
-            return StreamReply(stream, call.id, method)
+            return StreamReply(stream, call.id, method, headers, call.method)
         result = method.encode(await method.call(server.handler, scope, params, info))
     except A2AError as error:
         return _failed(document, call, error, headers)
@@ -280,7 +289,8 @@ async def _send_stream(receive: Receive, send: Send, reply: StreamReply, keepali
     """Run one event stream in its own nursery: the pump sending events as they come and, once
     the stream has to wait for one, a watcher that sends keepalive comments while it is idle and
     cancels the nursery when the client disconnects.  The task's job runs elsewhere (the
-    runtime's nursery) and is not affected."""
+    runtime's nursery) and is not affected.  An unexpected failure ends the stream with the
+    internal error as its last event, after the events already rendered (``stream_boundary``)."""
     stream = reply.stream
     writer = _Writer(send)
     finished = False
@@ -291,7 +301,11 @@ async def _send_stream(receive: Receive, send: Send, reply: StreamReply, keepali
             def watch() -> None:
                 nursery.start_soon(_watch, receive, writer, keepalive, nursery.cancel_scope)
 
-            await _pump(writer, reply, watch)
+            with stream_boundary() as outcome:
+                await _pump(writer, reply, watch)
+            if outcome.failed:
+                writer.add(reply.failure_event())
+                await writer.flush()
             finished = True
             nursery.cancel_scope.cancel()
         if finished:
@@ -301,11 +315,24 @@ async def _send_stream(receive: Receive, send: Send, reply: StreamReply, keepali
 
 
 class _Writer:
-    """Sends body chunks of one stream and remembers when it last did (for the keepalive)."""
+    """Sends body chunks of one stream and remembers when it last did (for the keepalive).
+
+    Frames are gathered with :meth:`add` and sent together by :meth:`flush`: a burst costs one
+    send, and frames rendered before a failure are still sent, ahead of its error event.
+    """
 
     def __init__(self, send: Send) -> None:
         self._send = send
+        self._pending = bytearray()
         self.last_sent = trio.current_time()
+
+    def add(self, frame: bytes) -> None:
+        self._pending += frame
+
+    async def flush(self) -> None:
+        chunk = bytes(self._pending)
+        self._pending.clear()
+        await self.write(chunk)
 
     async def write(self, chunk: bytes) -> None:
         self.last_sent = trio.current_time()
@@ -329,14 +356,14 @@ async def _pump(writer: _Writer, reply: StreamReply, watch: Callable[[], None]) 
                 entry = await stream.receive()
         except (trio.EndOfChannel, SubscriberOverflow):
             return
-        chunk = bytearray(_frame(reply, entry))
+        writer.add(_frame(reply, entry))
         ended = False
         try:
             while (queued := stream.receive_nowait()) is not None:
-                chunk += _frame(reply, queued)
+                writer.add(_frame(reply, queued))
         except (trio.EndOfChannel, SubscriberOverflow):
             ended = True
-        await writer.write(bytes(chunk))
+        await writer.flush()
         if ended:
             return
 

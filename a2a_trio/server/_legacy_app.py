@@ -308,9 +308,12 @@ class LegacySurface:
         def render(entry: LogEntry) -> list[bytes]:
             return _frames(events, entry.event, rid)
 
+        def failure() -> bytes:
+            return encode_event(dumps(rpc.failure(rid, InternalError(UNEXPECTED_FAILURE))))
+
         opening = [frame for event in first for frame in _frames(events, event, rid)]
         keepalive = self._server.config.keepalive
-        return event_stream_response(stream, render, keepalive, first=opening)
+        return event_stream_response(stream, render, keepalive, failure=failure, first=opening)
 
 
 def _frames(events: LegacyEvents, event: m.StreamEvent, rid: JsonValue) -> list[bytes]:

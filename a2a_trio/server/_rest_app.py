@@ -10,6 +10,7 @@ router before this one.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 from quart import Response, request
@@ -20,11 +21,13 @@ from ..errors import (
     A2AError,
     AuthenticationRequiredError,
     ContentTypeNotSupportedError,
+    InternalError,
     InvalidParamsError,
 )
 from ..runtime import LogEntry
 from ..wire import dumps, loads
 from ._body import body_deadline, read_body
+from ._handler import UNEXPECTED_FAILURE
 from ._jsonrpc_endpoint import JSON_TYPES, last_event_id
 from ._rest import (
     V03_PREFIX,
@@ -124,9 +127,15 @@ async def _serve(server: A2AServer, method: Method, params: dict[str, Any], owne
         def render(entry: LogEntry) -> list[bytes]:
             return [encode_event(dumps(method.encode_event(entry.event)), event_id=entry.seq)]
 
-        return event_stream_response(stream, render, server.config.keepalive)
+        failure = partial(problem_event, InternalError(UNEXPECTED_FAILURE), request.path)
+        return event_stream_response(stream, render, server.config.keepalive, failure=failure)
     result = method.encode(await method.call(server.handler, scope, decoded, info))
     return Response(dumps(result), content_type="application/json")
+
+
+def _problem_body(error: A2AError, path: str) -> bytes:
+    """``error`` as the HTTP+JSON error body of the REST version ``path`` belongs to."""
+    return dumps(v03_problem(error) if path.startswith(V03_PREFIX + "/") else problem(error))
 
 
 def problem_response(error: A2AError, path: str) -> Response:
@@ -135,8 +144,15 @@ def problem_response(error: A2AError, path: str) -> Response:
     if isinstance(error, AuthenticationRequiredError):
         headers["WWW-Authenticate"] = "Bearer"
     return Response(
-        dumps(v03_problem(error) if path.startswith(V03_PREFIX + "/") else problem(error)),
+        _problem_body(error, path),
         status=error.http_status,
         content_type="application/json",
         headers=headers,
     )
+
+
+def problem_event(error: A2AError, path: str) -> bytes:
+    """``error`` inside an event stream already answered 200: its HTTP+JSON error body as an
+    ``event: error`` event, the form the official SDK's REST clients raise an error for (a bare
+    ``data:`` event would be read as an empty StreamResponse)."""
+    return encode_event(_problem_body(error, path), event="error")
