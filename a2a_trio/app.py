@@ -9,8 +9,8 @@
 - ``A2A_TRIO_RETENTION``: seconds after which finished tasks are purged (default: kept)
 - ``A2A_TRIO_RECOVERY_LEASE``: with several replicas on one store, seconds after which a task
   no replica has written counts as left by a crashed one (default: unset, one server)
-- ``A2A_TRIO_FOLLOW_INTERVAL``: seconds between a stream's looks at the store for a task that
-  runs on another replica (default 0.5; raise it for thousands of such streams)
+- ``A2A_TRIO_FOLLOW_INTERVAL``: seconds between the looks at the store for a task that runs on
+  another replica and has streams here (default 0.5; one look per task, shared by its streams)
 
 An empty variable counts as unset.  This module is the process's entry point: importing it
 checks every setting and opens the store once (as ``a2a-trio serve`` does), before hypercorn

@@ -413,8 +413,8 @@ def serve(
     follow_interval: Annotated[
         float | None,
         typer.Option(
-            help="Seconds between a stream's looks at the store for a task that runs on"
-            " another replica (default 0.5)."
+            help="Seconds between the looks at the store for a task that runs on another"
+            " replica and has streams here (default 0.5)."
         ),
     ] = None,
 ) -> None:

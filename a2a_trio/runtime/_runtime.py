@@ -2,8 +2,9 @@
 
 Requests hand jobs to this nursery and return (``returnImmediately``), wait for the task to settle
 (blocking send) or follow its event log (streams); a stream of a task no job runs here follows
-the stored log instead, polling it in the stream's own task (``StoreFollower``), and so does a
-stream of a job here superseded by another replica, from its last event on.  A request's
+the stored log instead, polling it in the stream's own task (``StoreFollower``; the streams of
+one task share its polls), and so does a stream of a job here superseded by another replica,
+from its last event on.  A request's
 cancellation (a client gone) never reaches a job; ``cancel`` does, through the job's own scope,
 and the handler's cleanup runs.
 
@@ -61,7 +62,7 @@ from ._agent import Agent, Skill
 from ._content import check_content
 from ._context import TaskContext
 from ._eventlog import EventLog, EventLogLimits, LogEntry, ReplayGap, Subscription
-from ._follow import StoreFollower, stored_snapshot
+from ._follow import FollowedTask, StoreFollower, stored_snapshot
 from ._job import Job, bound_to, update_events
 from ._outcome import (
     INTERNAL_FAILURE,
@@ -81,7 +82,7 @@ STORE_CONFLICTS = (ConcurrencyError, TaskTerminalStateError, InvalidTransitionEr
 RECOVERY_RETRY = 5.0
 """Seconds between attempts when the store is unavailable for the recovery at start."""
 DEFAULT_FOLLOW_INTERVAL = 0.5
-"""Seconds between a store-following stream's looks at the store (``follow_interval``)."""
+"""Seconds between the looks at the store for a task streams follow (``follow_interval``)."""
 
 SHUTDOWN_MESSAGE = "The server shut down before this task finished; please send it again."
 RESTART_MESSAGE = "The server restarted before this task finished; please send it again."
@@ -125,8 +126,9 @@ class RuntimeConfig:
     another replica, or waits here to be recovered or for a follow-up message) checks the
     store for the task's new events, which it then delivers with their stored numbers until a
     terminal state, as a stream on the replica running the task would.  Each check is one
-    cheap read per stream (``last_event_seq``); the events come up to this much later than on
-    the running replica."""
+    cheap read (``last_event_seq``) per task, shared by all of its streams here, and one read
+    of the events when it moved; the events come up to this much later than on the running
+    replica."""
 
     @recovery_lease.validator
     def _check_lease(self, _attribute: object, value: float | None) -> None:
@@ -152,8 +154,8 @@ class RuntimeStatistics:
     """Finished tasks' event logs kept in memory (``RuntimeConfig.finished_logs``)."""
     store_followers: int
     """Of ``stream_subscribers``, the streams following a task through the store (no job
-    runs it here, or its job here was superseded): each reads the store every
-    ``RuntimeConfig.follow_interval``."""
+    runs it here, or its job here was superseded): the streams of one task share its reads,
+    one every ``RuntimeConfig.follow_interval``."""
 
 
 class TaskRuntime:
@@ -166,6 +168,7 @@ class TaskRuntime:
         self._jobs: dict[str, Job] = {}
         self._finished: OrderedDict[str, tuple[CallerScope, EventLog]] = OrderedDict()
         self._followers: set[StoreFollower] = set()
+        self._followed: dict[tuple[CallerScope, str], FollowedTask] = {}
         self._nursery: trio.Nursery | None = None
         self._accepting = True
         self._idle = trio.lowlevel.ParkingLot()
@@ -355,16 +358,21 @@ class TaskRuntime:
         return TaskStream(head, subscription, stop_on_interrupt=stop, follow=follow)
 
     def _follower(self, scope: CallerScope, task_id: str, after: int) -> StoreFollower:
-        """A source of the events the store logs for the task after event ``after``, counted
-        in ``statistics()`` while open."""
-        follower = StoreFollower(
-            self.store,
-            scope,
-            task_id,
-            after=after,
-            interval=self.config.follow_interval,
-            on_end=self._followers.discard,
-        )
+        """A source of the events the store logs for the task after event ``after``, sharing
+        the task's polls with its other followers here, counted in ``statistics()`` while
+        open."""
+        key = (scope, task_id)
+        followed = self._followed.get(key)
+        if followed is None:
+            followed = self._followed[key] = FollowedTask(
+                self.store,
+                scope,
+                task_id,
+                after=after,
+                interval=self.config.follow_interval,
+                on_unfollowed=functools.partial(self._followed.pop, key),
+            )
+        follower = StoreFollower(followed, after=after, on_end=self._followers.discard)
         self._followers.add(follower)
         return follower
 
