@@ -67,9 +67,9 @@ async def started(runtime: TaskRuntime) -> tuple[m.Task, trio.MemorySendChannel[
 @asynccontextmanager
 async def following(
     shared_url: str,
-) -> AsyncIterator[tuple[TaskRuntime, TaskRuntime, m.Task, trio.MemorySendChannel[str], TaskStore]]:
-    """Replicas ``a`` and ``b`` on the shared store, a ``stepped`` task started at ``a``, the
-    channel its steps go through and ``a``'s store."""
+) -> AsyncIterator[tuple[TaskRuntime, TaskRuntime, m.Task, trio.MemorySendChannel[str]]]:
+    """Replicas ``a`` and ``b`` on the shared store, a ``stepped`` task started at ``a`` and
+    the channel its steps go through."""
     async with two_stores(shared_url) as (store_a, store_b, nursery):
         a = await replica(nursery, store_a, FOLLOW, agent=stepper)
         b = await replica(nursery, store_b, FOLLOW, agent=stepper)
