@@ -6,10 +6,11 @@ import re
 import ssl
 from collections.abc import Awaitable, Callable, Sequence
 
+import httpx
 import trio
 import typer
 
-from ..client import ClientError
+from ..client import AgentCardError, ClientError, TransportError
 from ..errors import A2AError, AuthenticationRequiredError
 
 
@@ -48,7 +49,7 @@ def run_command(fn: Callable[[], Awaitable[None]]) -> None:
         if isinstance(error, AuthenticationRequiredError):
             failure = (2, failure[1] + " (pass credentials with --token or --header)")
     except* (ClientError, RuntimeProblem) as group:
-        failure = (2, describe(first_error(group)))
+        failure = (2, in_cli_terms(first_error(group)))
     except* OSError as group:
         os_error = first_error(group)
         failure = (2, os_error.strerror or describe(os_error))
@@ -56,6 +57,22 @@ def run_command(fn: Callable[[], Awaitable[None]]) -> None:
         message = " ".join(failure[1].split())  # one line, whatever the agent's text holds
         typer.echo(f"error: {message}", err=True)
         raise typer.Exit(failure[0])
+
+
+ACCESS_DENIED = "(access denied: pass credentials with --token or --header, or check them)"
+
+
+def in_cli_terms(error: ClientError | RuntimeProblem) -> str:
+    """The error's message, with what to do said in the command's options."""
+    message = describe(error)
+    if isinstance(error, AgentCardError) and error.untrusted_origin:
+        trusted = error.untrusted_origin
+        return message.replace(f"trusted_origins=[{trusted!r}]", f"--trust-origin {trusted}")
+    if isinstance(error, TransportError | AgentCardError) and error.status_code == 403:
+        return f"{message} {ACCESS_DENIED}"
+    if isinstance(error.__cause__, httpx.TimeoutException):
+        return f"{message} (to wait longer, pass --timeout SECONDS)"
+    return message
 
 
 def first_error[E: BaseException](group: BaseExceptionGroup[E]) -> E:

@@ -1,0 +1,103 @@
+"""The ``a2a-trio`` client commands pointed at things that are not working agents.
+
+Each case is a real server on 127.0.0.1 answering the way a misconfigured or foreign one does;
+the command must exit 2 with one line saying what is wrong and, where there is one, what to do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import pytest
+import trio
+from client.stub_agent import Reply, Request, open_stub_agent, rpc_error
+
+from .test_cli import ENV, SCRIPT
+
+HTML_PAGE = b"<!doctype html><html><body><h1>Welcome to nginx!</h1></body></html>"
+CARD = "/.well-known/agent-card.json"
+
+
+async def html_404(request: Request, reply: Reply) -> None:
+    await reply.send(404, HTML_PAGE, "text/html")
+
+
+async def html_200(request: Request, reply: Reply) -> None:
+    await reply.send(200, HTML_PAGE, "text/html")
+
+
+async def json_not_a_card(request: Request, reply: Reply) -> None:
+    await reply.json({"status": "ok", "version": "3.2"})
+
+
+async def forbidden(request: Request, reply: Reply) -> None:
+    await reply.send(403, HTML_PAGE, "text/html")
+
+
+async def silent(request: Request, reply: Reply) -> None:
+    await trio.sleep_forever()
+
+
+async def cut_short(request: Request, reply: Reply) -> None:
+    await reply.stream.send_all(
+        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n{"
+    )
+
+
+async def unsupported(request: Request, reply: Reply) -> None:
+    await reply.json(rpc_error(-32004, "This operation is not supported"))
+
+
+TIMEOUT_HINT = " (to wait longer, pass --timeout SECONDS)"
+ACCESS_HINT = " (access denied: pass credentials with --token or --header, or check them)"
+
+# (handler, whether the stub serves a card, the command's arguments after the URL, the error)
+CASES: list[tuple[Callable[[Request, Reply], Awaitable[None]], bool, list[str], str]] = [
+    (html_404, False, ["card"], "no agent card found (tried {url}" + CARD),
+    (html_200, False, ["send", "hi"], "the agent card at {url}" + CARD + " is not JSON"),
+    (json_not_a_card, False, ["get", "t1"], "invalid agent card at {url}" + CARD + ": $.name:"),
+    (html_404, True, ["get", "t1"], "HTTP 404 from the agent at {url}/rpc: an HTML page, not"),
+    (forbidden, True, ["cancel", "t1"], "HTTP 403 from the agent at {url}/rpc: an HTML page"),
+    (forbidden, True, ["get", "t1"], ACCESS_HINT + "\n"),
+    (forbidden, False, ["card", "--token", "x"], "fetching the card at {url}" + CARD + ACCESS_HINT),
+    (silent, False, ["card", "--timeout", "0.5"], "timed out waiting for the answer"),
+    (silent, True, ["send", "hi", "--timeout", "0.5"], "/rpc: timed out waiting for the answer"),
+    (silent, True, ["stream", "hi", "--timeout", "0.5"], TIMEOUT_HINT + "\n"),
+    (cut_short, True, ["get", "t1"], "/rpc: peer closed connection without sending complete"),
+    (unsupported, True, ["cancel", "t1"], "UnsupportedOperationError (-32004): This operation"),
+]
+
+
+@pytest.mark.parametrize(("handler", "serves_card", "args", "error"), CASES)
+async def test_a_wrong_target_is_one_line_saying_why(
+    handler: Callable[[Request, Reply], Awaitable[None]],
+    serves_card: bool,
+    args: list[str],
+    error: str,
+) -> None:
+    async with open_stub_agent(handler, serves_card=serves_card) as server:
+        command, *rest = args
+        result = await trio.run_process(
+            [SCRIPT, command, server.url, *rest],
+            capture_stdout=True,
+            capture_stderr=True,
+            env=ENV,
+            check=False,
+        )
+    stderr = result.stderr.decode()
+    assert (result.returncode, result.stdout) == (2, b""), stderr
+    assert stderr.startswith("error: ")
+    assert stderr.count("\n") == 1
+    assert error.format(url=server.url) in stderr
+    assert "<html" not in stderr
+
+
+def test_a_host_name_that_does_not_resolve_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    from .test_cli import in_process
+
+    code, out, err = in_process(capsys, "get", "http://no-such-agent.invalid", "t1")
+    assert (code, out) == (2, "")
+    assert err.startswith(
+        "error: fetching the agent card at http://no-such-agent.invalid/.well-known/"
+        "agent-card.json: the host name does not resolve ("
+    )
