@@ -54,7 +54,28 @@ app = typer.Typer(
 
 # --- options shared by the client commands ------------------------------------------------
 
-Url = Annotated[str, typer.Argument(help="The agent's base URL (or its card URL).")]
+MAX_PORT = 65535
+
+
+def _agent_url(value: str) -> str:
+    """The URL argument, refused before anything is sent unless it is an http(s) URL."""
+    try:
+        url = httpx.URL(value)
+    except httpx.InvalidURL as exc:
+        raise typer.BadParameter(f"{value!r} is not a URL: {exc}") from None
+    if url.scheme not in ("http", "https"):
+        hint = f" (did you mean http://{value}?)" if value and "://" not in value else ""
+        raise typer.BadParameter(f"{value!r} is not an http:// or https:// URL{hint}")
+    if not url.host:
+        raise typer.BadParameter(f"{value!r} names no host")
+    if url.port is not None and not 0 < url.port <= MAX_PORT:
+        raise typer.BadParameter(f"{value!r}: port {url.port} is not 1 to {MAX_PORT}")
+    return value
+
+
+Url = Annotated[
+    str, typer.Argument(callback=_agent_url, help="The agent's base URL (or its card URL).")
+]
 TaskId = Annotated[str, typer.Argument(help="The task id.")]
 Json = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
 Headers = Annotated[
@@ -432,7 +453,7 @@ def serve(
     agent: Annotated[str, typer.Argument(help="The agent to serve, as 'module:attribute'.")],
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     port: Annotated[
-        int, typer.Option(min=0, max=65535, help="Port to bind (0 picks a free one).")
+        int, typer.Option(min=0, max=MAX_PORT, help="Port to bind (0 picks a free one).")
     ] = 8000,
     store: Annotated[
         str, typer.Option(help="Task store URL: sqlite:///path, postgresql://..., or memory.")

@@ -205,6 +205,10 @@ def test_runtime_errors_exit_2(
         (["list", "http://x", "--page-size", "0"], "Invalid value for '--page-size'"),
         (["get", "http://x", "t1", "--history", "-1"], "Invalid value for '--history'"),
         (["get", "http://x", "t1", "--timeout", "0"], "'--timeout': 0.0 is not a positive number"),
+        (["card", "127.0.0.1:8000"], "URL (did you mean http://127.0.0.1:8000?)"),
+        (["send", "ftp://x", "hi"], "'ftp://x' is not an http:// or https:// URL"),
+        (["send", "http://", "hi"], "'http://' names no host"),
+        (["get", "http://127.0.0.1:99999", "t1"], "port 99999 is not 1 to 65535"),
         (["card", "http://x", "--timeout", "nan"], "'--timeout': nan is not a positive number"),
         (
             ["serve", "a2a_trio.demo:agent", "--public-url", "agents.example.com"],
