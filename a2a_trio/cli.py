@@ -41,6 +41,7 @@ from .client import (
     open_client,
 )
 from .client._transport import trusted
+from .errors import MethodNotFoundError
 from .loading import DEFAULT_STORE
 from .wire import V1, dumps
 
@@ -180,9 +181,23 @@ def _client_call(
         async with open_client(
             url, auth=auth, headers=extra, trusted_origins=trusted_origins, **kwargs
         ) as client:
-            await body(client)
+            try:
+                await body(client)
+            except* MethodNotFoundError as group:
+                for error in group.exceptions:
+                    error.add_note(_unknown_method_note(client.interface))
+                raise
 
     run_command(main)
+
+
+def _unknown_method_note(interface: m.AgentInterface) -> str:
+    """Why an agent may not know a standard A2A method: its card names the wrong interface."""
+    return (
+        f"(its card offers A2A {interface.protocol_version} over {interface.protocol_binding}"
+        f" at {interface.url}, but the agent there does not know this method: it may not offer"
+        " it, or the card names another protocol version or URL than the agent serves)"
+    )
 
 
 def _print_json(value: Any) -> None:

@@ -45,7 +45,8 @@ def run_command(fn: Callable[[], Awaitable[None]]) -> None:
         failure = (1, str(first_error(group)))
     except* A2AError as group:
         error = first_error(group)
-        failure = (2, f"{type(error).__name__} ({error.code}): {error.message}")
+        notes = "".join(f" {note}" for note in getattr(error, "__notes__", ()))
+        failure = (2, f"{type(error).__name__} ({error.code}): {error.message}{notes}")
         if isinstance(error, AuthenticationRequiredError):
             failure = (2, failure[1] + " (pass credentials with --token or --header)")
     except* (ClientError, RuntimeProblem) as group:

@@ -48,6 +48,11 @@ async def unsupported(request: Request, reply: Reply) -> None:
     await reply.json(rpc_error(-32004, "This operation is not supported"))
 
 
+async def v03_only(request: Request, reply: Reply) -> None:
+    """A v0.3 agent behind a v1.0 card: the v1.0 method names are unknown to it."""
+    await reply.json(rpc_error(-32601, f"Method not found: {request.json()['method']}"))
+
+
 TIMEOUT_HINT = " (to wait longer, pass --timeout SECONDS)"
 ACCESS_HINT = " (access denied: pass credentials with --token or --header, or check them)"
 
@@ -65,6 +70,14 @@ CASES: list[tuple[Callable[[Request, Reply], Awaitable[None]], bool, list[str], 
     (silent, True, ["stream", "hi", "--timeout", "0.5"], TIMEOUT_HINT + "\n"),
     (cut_short, True, ["get", "t1"], "/rpc: peer closed connection without sending complete"),
     (unsupported, True, ["cancel", "t1"], "UnsupportedOperationError (-32004): This operation"),
+    (
+        v03_only,
+        True,
+        ["get", "t1"],
+        "MethodNotFoundError (-32601): Method not found: GetTask (its card offers A2A 1.0 over"
+        " JSONRPC at {url}/rpc, but the agent there does not know this method: it may not offer"
+        " it, or the card names another protocol version or URL than the agent serves)\n",
+    ),
 ]
 
 
