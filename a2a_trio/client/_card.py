@@ -244,6 +244,11 @@ def choose_binding(
     offered = ", ".join(
         f"{i.protocol_binding} {i.protocol_version}" for i in card.supported_interfaces
     )
+    if preferences is not None and _choose(card, None, versions, tenant, origins) is not None:
+        raise AgentCardError(
+            f"the agent offers none of the bindings asked for ({', '.join(preferences)};"
+            f" offered: {offered})"
+        )
     raise AgentCardError(
         f"the agent offers no interface this client speaks (offered: {offered or 'none'})"
     )

@@ -161,6 +161,10 @@ def test_remote_error_exits_2_with_one_line(sdk_agent: str) -> None:
         (["card", "{agent}/nowhere"], "no agent card found"),
         (["cancel", "{agent}", "no-such-task"], "TaskNotFoundError (-32001)"),
         (["get", "{agent}/v03/.well-known/agent.json", "no-such-task"], "TaskNotFoundError"),
+        (
+            ["send", "{agent}/v03/.well-known/agent.json", "hi", "--binding", "HTTP+JSON"],
+            "the agent offers none of the bindings asked for (HTTP+JSON; offered: JSONRPC 0.3.0)",
+        ),
         (["send", "http://127.0.0.1:{port}", "hi"], "connection refused: nothing is listening"),
     ],
 )
