@@ -188,7 +188,7 @@ def _client_call(
                     error.add_note(_unknown_method_note(client.interface))
                 raise
 
-    run_command(main)
+    run_command(main, credentials=bool(auth or extra))
 
 
 def _unknown_method_note(interface: m.AgentInterface) -> str:
@@ -300,7 +300,7 @@ def card(
         else:
             Console().print(card_view(found))
 
-    run_command(main)
+    run_command(main, credentials=bool(auth or extra))
 
 
 @app.command()

@@ -33,10 +33,12 @@ def parse_headers(values: Sequence[str] | None) -> dict[str, str]:
     return headers
 
 
-def run_command(fn: Callable[[], Awaitable[None]]) -> None:
+def run_command(fn: Callable[[], Awaitable[None]], *, credentials: bool = False) -> None:
     """Run one command under trio; map its failures to exit codes and one-line messages.
 
-    Failures may arrive wrapped in exception groups (trio nurseries), hence ``except*``.
+    ``credentials`` says whether the command sends any, so a refusal says to pass them or to
+    check them.  Failures may arrive wrapped in exception groups (trio nurseries), hence
+    ``except*``.
     """
     failure: tuple[int, str] | None = None
     try:
@@ -48,9 +50,9 @@ def run_command(fn: Callable[[], Awaitable[None]]) -> None:
         notes = "".join(f" {note}" for note in getattr(error, "__notes__", ()))
         failure = (2, f"{type(error).__name__} ({error.code}): {error.message}{notes}")
         if isinstance(error, AuthenticationRequiredError):
-            failure = (2, failure[1] + " (pass credentials with --token or --header)")
+            failure = (2, f"{failure[1]} ({credentials_hint(credentials)})")
     except* (ClientError, RuntimeProblem) as group:
-        failure = (2, in_cli_terms(first_error(group)))
+        failure = (2, in_cli_terms(first_error(group), credentials=credentials))
     except* OSError as group:
         os_error = first_error(group)
         failure = (2, os_error.strerror or describe(os_error))
@@ -60,17 +62,21 @@ def run_command(fn: Callable[[], Awaitable[None]]) -> None:
         raise typer.Exit(failure[0])
 
 
-ACCESS_DENIED = "(access denied: pass credentials with --token or --header, or check them)"
+def credentials_hint(given: bool) -> str:
+    """What to do when the agent refuses a call for its credentials."""
+    if given:
+        return "check the credentials given with --token, $A2A_TOKEN or --header"
+    return "pass credentials with --token or --header"
 
 
-def in_cli_terms(error: ClientError | RuntimeProblem) -> str:
+def in_cli_terms(error: ClientError | RuntimeProblem, *, credentials: bool) -> str:
     """The error's message, with what to do said in the command's options."""
     message = describe(error)
     if isinstance(error, AgentCardError) and error.untrusted_origin:
         trusted = error.untrusted_origin
         return message.replace(f"trusted_origins=[{trusted!r}]", f"--trust-origin {trusted}")
     if isinstance(error, TransportError | AgentCardError) and error.status_code == 403:
-        return f"{message} {ACCESS_DENIED}"
+        return f"{message} (access denied: {credentials_hint(credentials)})"
     if isinstance(error.__cause__, httpx.TimeoutException):
         return f"{message} (to wait longer, pass --timeout SECONDS)"
     return message

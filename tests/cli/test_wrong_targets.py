@@ -53,8 +53,12 @@ async def v03_only(request: Request, reply: Reply) -> None:
     await reply.json(rpc_error(-32601, f"Method not found: {request.json()['method']}"))
 
 
+async def unauthorized(request: Request, reply: Reply) -> None:
+    await reply.send(401, b"")
+
+
 TIMEOUT_HINT = " (to wait longer, pass --timeout SECONDS)"
-ACCESS_HINT = " (access denied: pass credentials with --token or --header, or check them)"
+CHECK = "check the credentials given with --token, $A2A_TOKEN or --header"
 
 # (handler, whether the stub serves a card, the command's arguments after the URL, the error)
 CASES: list[tuple[Callable[[Request, Reply], Awaitable[None]], bool, list[str], str]] = [
@@ -63,8 +67,14 @@ CASES: list[tuple[Callable[[Request, Reply], Awaitable[None]], bool, list[str], 
     (json_not_a_card, False, ["get", "t1"], "invalid agent card at {url}" + CARD + ": $.name:"),
     (html_404, True, ["get", "t1"], "HTTP 404 from the agent at {url}/rpc: an HTML page, not"),
     (forbidden, True, ["cancel", "t1"], "HTTP 403 from the agent at {url}/rpc: an HTML page"),
-    (forbidden, True, ["get", "t1"], ACCESS_HINT + "\n"),
-    (forbidden, False, ["card", "--token", "x"], "fetching the card at {url}" + CARD + ACCESS_HINT),
+    (
+        forbidden,
+        True,
+        ["get", "t1"],
+        " (access denied: pass credentials with --token or --header)\n",
+    ),
+    (forbidden, False, ["card", "--token", "x"], f"{CARD} (access denied: {CHECK})\n"),
+    (unauthorized, True, ["get", "t1", "-H", "X-Key: 1"], f"Authentication required ({CHECK})\n"),
     (silent, False, ["card", "--timeout", "0.5"], "timed out waiting for the answer"),
     (silent, True, ["send", "hi", "--timeout", "0.5"], "/rpc: timed out waiting for the answer"),
     (silent, True, ["stream", "hi", "--timeout", "0.5"], TIMEOUT_HINT + "\n"),
