@@ -195,6 +195,7 @@ def test_runtime_errors_exit_2(
         (["serve", "a2a_trio.demo"], "must look like 'package.module:attribute'"),
         (["serve", "a2a_trio.demo:agent", "--log-level", "loud"], "--log-level 'loud'"),
         (["serve", "a2a_trio.demo:nope"], "module 'a2a_trio.demo' has no attribute 'nope'"),
+        (["serve", "a2a_trio.demo:MAX_COUNTDOWN"], "is int, not an a2a_trio Agent (its agents: "),
         (["serve", "a2a_trio.demo:agent", "--port", "99999"], "Invalid value for '--port'"),
         (["serve", "a2a_trio.demo:agent", "--port", "-1"], "Invalid value for '--port'"),
         (
@@ -315,7 +316,9 @@ def test_serve_then_talk_to_it_then_stop(
     assert "Running on" not in proc.stderr.read()  # --log-level warning quiets hypercorn too
 
 
-def test_serve_failures_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_serve_failures_are_one_line(
+    tmp_path: Path, unused_port: int, capsys: pytest.CaptureFixture[str]
+) -> None:
     import socket
 
     demo = ["serve", "a2a_trio.demo:agent", "--port", "0"]
@@ -329,6 +332,11 @@ def test_serve_failures_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixtu
         f"error: cannot open the task store {missing!r}: unable to open database file"
         " (does its directory exist, and may you write there?)\n"
     )
+    no_server = f"postgresql://a2a_trio:s3cret@127.0.0.1:{unused_port}/a2a_trio"
+    code, _, err = in_process(capsys, *demo, "--store", no_server)
+    assert code == 2
+    assert err.startswith("error: cannot open the task store: connection failed: ")
+    assert "s3cret" not in err  # a PostgreSQL URL may hold a password: not repeated
     unknown_host = run(*demo, *MEMORY, "--host", "no-such-host.invalid")  # a socket leaks too
     assert_one_line_error(unknown_host, 2, "error: cannot listen on no-such-host.invalid:0: ")
     assert unknown_host.stderr.endswith(" (check --host)\n")

@@ -38,6 +38,10 @@ async def silent(request: Request, reply: Reply) -> None:
     await trio.sleep_forever()
 
 
+async def hang_up(request: Request, reply: Reply) -> None:
+    """Close the connection without answering."""
+
+
 async def cut_short(request: Request, reply: Reply) -> None:
     await reply.stream.send_all(
         b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n{"
@@ -78,6 +82,7 @@ CASES: list[tuple[Callable[[Request, Reply], Awaitable[None]], bool, list[str], 
     (silent, False, ["card", "--timeout", "0.5"], "timed out waiting for the answer"),
     (silent, True, ["send", "hi", "--timeout", "0.5"], "/rpc: timed out waiting for the answer"),
     (silent, True, ["stream", "hi", "--timeout", "0.5"], TIMEOUT_HINT + "\n"),
+    (hang_up, False, ["card"], CARD + ": Server disconnected without sending a response.\n"),
     (cut_short, True, ["get", "t1"], "/rpc: peer closed connection without sending complete"),
     (unsupported, True, ["cancel", "t1"], "UnsupportedOperationError (-32004): This operation"),
     (
