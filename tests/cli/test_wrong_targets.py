@@ -12,7 +12,7 @@ import pytest
 import trio
 from client.stub_agent import Reply, Request, open_stub_agent, rpc_error
 
-from .test_cli import ENV, SCRIPT
+from .test_cli import ENV, SCRIPT, in_process
 
 HTML_PAGE = b"<!doctype html><html><body><h1>Welcome to nginx!</h1></body></html>"
 CARD = "/.well-known/agent-card.json"
@@ -121,8 +121,6 @@ async def test_a_wrong_target_is_one_line_saying_why(
 
 
 def test_a_host_name_that_does_not_resolve_says_so(capsys: pytest.CaptureFixture[str]) -> None:
-    from .test_cli import in_process
-
     code, out, err = in_process(capsys, "get", "http://no-such-agent.invalid", "t1")
     assert (code, out) == (2, "")
     assert err.startswith(
