@@ -28,6 +28,7 @@ from ._cli._running import (
     parse_headers,
     run_command,
 )
+from ._cli._serving import listen_problem, store_problem
 from ._cli._view import TaskView, card_view, tasks_table
 from .client import (
     HTTP_JSON,
@@ -35,10 +36,12 @@ from .client import (
     BearerAuth,
     Client,
     EventStream,
+    Timeouts,
     fetch_card,
     open_client,
 )
 from .client._transport import trusted
+from .errors import MethodNotFoundError
 from .loading import DEFAULT_STORE
 from .wire import V1, dumps
 
@@ -52,7 +55,28 @@ app = typer.Typer(
 
 # --- options shared by the client commands ------------------------------------------------
 
-Url = Annotated[str, typer.Argument(help="The agent's base URL (or its card URL).")]
+MAX_PORT = 65535
+
+
+def _agent_url(value: str) -> str:
+    """The URL argument, refused before anything is sent unless it is an http(s) URL."""
+    try:
+        url = httpx.URL(value)
+    except httpx.InvalidURL as exc:
+        raise typer.BadParameter(f"{value!r} is not a URL: {exc}") from None
+    if url.scheme not in ("http", "https"):
+        hint = f" (did you mean http://{value}?)" if value and "://" not in value else ""
+        raise typer.BadParameter(f"{value!r} is not an http:// or https:// URL{hint}")
+    if not url.host:
+        raise typer.BadParameter(f"{value!r} names no host")
+    if url.port is not None and not 0 < url.port <= MAX_PORT:
+        raise typer.BadParameter(f"{value!r}: port {url.port} is not 1 to {MAX_PORT}")
+    return value
+
+
+Url = Annotated[
+    str, typer.Argument(callback=_agent_url, help="The agent's base URL (or its card URL).")
+]
 TaskId = Annotated[str, typer.Argument(help="The task id.")]
 Json = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
 Headers = Annotated[
@@ -69,6 +93,31 @@ Trust = Annotated[
         "--trust-origin",
         help="Another origin (https://host:port) the card may send you to with your credentials"
         " (repeatable).",
+    ),
+]
+
+
+def _positive_seconds(seconds: float | None) -> float | None:
+    """``--timeout``, refused before anything is sent unless it is a positive number."""
+    if seconds is not None and not 0 < seconds < float("inf"):
+        raise typer.BadParameter(f"{seconds} is not a positive number of seconds")
+    return seconds
+
+
+def _timeouts(seconds: float | None) -> Timeouts | None:
+    """``--timeout``: one limit for connecting, each answer and each silence on a stream."""
+    if seconds is None:
+        return None
+    return Timeouts(connect=seconds, read=seconds, write=seconds, stream_read=seconds)
+
+
+Timeout = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout",
+        callback=_positive_seconds,
+        help="Give up after this many seconds without an answer (default: 10 to connect,"
+        " 300 for an answer; a stream waits for events as long as it stays connected).",
     ),
 ]
 Skill = Annotated[
@@ -117,20 +166,38 @@ def _client_call(
     token: str | None,
     bindings: Sequence[str] | None,
     trust: Sequence[str] | None,
+    timeout: float | None,
     body: Callable[[Client], Awaitable[None]],
 ) -> None:
     extra = parse_headers(headers)
     auth = BearerAuth(token) if token else None
     trusted_origins = _trusted(trust)
+    timeouts = _timeouts(timeout)
 
     async def main() -> None:
         kwargs: dict[str, Any] = {"bindings": bindings} if bindings else {}
+        if timeouts is not None:
+            kwargs["timeouts"] = timeouts
         async with open_client(
             url, auth=auth, headers=extra, trusted_origins=trusted_origins, **kwargs
         ) as client:
-            await body(client)
+            try:
+                await body(client)
+            except* MethodNotFoundError as group:
+                for error in group.exceptions:
+                    error.add_note(_unknown_method_note(client.interface))
+                raise
 
-    run_command(main)
+    run_command(main, credentials=bool(auth or extra))
+
+
+def _unknown_method_note(interface: m.AgentInterface) -> str:
+    """Why an agent may not know a standard A2A method: its card names the wrong interface."""
+    return (
+        f"(its card offers A2A {interface.protocol_version} over {interface.protocol_binding}"
+        f" at {interface.url}, but the agent there does not know this method: it may not offer"
+        " it, or the card names another protocol version or URL than the agent serves)"
+    )
 
 
 def _print_json(value: Any) -> None:
@@ -215,21 +282,25 @@ def card(
     header: Headers = None,
     token: Token = None,
     trust_origin: Trust = None,
+    timeout: Timeout = None,
 ) -> None:
     """Show an agent's card."""
     extra = parse_headers(header)
     auth = BearerAuth(token) if token else None
     origins = _trusted(trust_origin)
+    kwargs: dict[str, Any] = {"trusted_origins": origins}
+    if (timeouts := _timeouts(timeout)) is not None:
+        kwargs["timeouts"] = timeouts
 
     async def main() -> None:
         async with httpx.AsyncClient() as http:
-            found = await fetch_card(http, url, auth=auth, headers=extra, trusted_origins=origins)
+            found = await fetch_card(http, url, auth=auth, headers=extra, **kwargs)
         if json:
             _print_json(V1.encode(found))
         else:
             Console().print(card_view(found))
 
-    run_command(main)
+    run_command(main, credentials=bool(auth or extra))
 
 
 @app.command()
@@ -247,6 +318,7 @@ def send(
     token: Token = None,
     binding: Binding = None,
     trust_origin: Trust = None,
+    timeout: Timeout = None,
 ) -> None:
     """Send a message and print the answer (waits for the task to finish)."""
 
@@ -255,7 +327,7 @@ def send(
         result = await client.send(message, return_immediately=no_wait)
         _show_result(result, json=json)
 
-    _client_call(url, header, token, binding, trust_origin, body)
+    _client_call(url, header, token, binding, trust_origin, timeout, body)
 
 
 @app.command()
@@ -270,13 +342,14 @@ def stream(
     token: Token = None,
     binding: Binding = None,
     trust_origin: Trust = None,
+    timeout: Timeout = None,
 ) -> None:
     """Send a message and show status, progress and artifacts live as they arrive."""
 
     async def body(client: Client) -> None:
         await _follow(client.stream(_message(text, context_id, task_id, skill)), json=json)
 
-    _client_call(url, header, token, binding, trust_origin, body)
+    _client_call(url, header, token, binding, trust_origin, timeout, body)
 
 
 @app.command()
@@ -288,13 +361,14 @@ def subscribe(
     token: Token = None,
     binding: Binding = None,
     trust_origin: Trust = None,
+    timeout: Timeout = None,
 ) -> None:
     """Follow a running task live."""
 
     async def body(client: Client) -> None:
         await _follow(client.subscribe(task), json=json)
 
-    _client_call(url, header, token, binding, trust_origin, body)
+    _client_call(url, header, token, binding, trust_origin, timeout, body)
 
 
 @app.command()
@@ -309,13 +383,14 @@ def get(
     token: Token = None,
     binding: Binding = None,
     trust_origin: Trust = None,
+    timeout: Timeout = None,
 ) -> None:
     """Show a task."""
 
     async def body(client: Client) -> None:
         _show_result(await client.get_task(task, history_length=history), json=json)
 
-    _client_call(url, header, token, binding, trust_origin, body)
+    _client_call(url, header, token, binding, trust_origin, timeout, body)
 
 
 @app.command("list")
@@ -333,6 +408,7 @@ def list_(
     token: Token = None,
     binding: Binding = None,
     trust_origin: Trust = None,
+    timeout: Timeout = None,
 ) -> None:
     """List tasks (one page, or all of them with --all)."""
     status = m.TaskState.UNSPECIFIED
@@ -365,7 +441,7 @@ def list_(
         if page.next_page_token:
             console.print(f"next page: --page-token {page.next_page_token}", soft_wrap=True)
 
-    _client_call(url, header, token, binding, trust_origin, body)
+    _client_call(url, header, token, binding, trust_origin, timeout, body)
 
 
 @app.command()
@@ -377,13 +453,14 @@ def cancel(
     token: Token = None,
     binding: Binding = None,
     trust_origin: Trust = None,
+    timeout: Timeout = None,
 ) -> None:
     """Cancel a task and show it."""
 
     async def body(client: Client) -> None:
         _show_result(await client.cancel_task(task), json=json)
 
-    _client_call(url, header, token, binding, trust_origin, body)
+    _client_call(url, header, token, binding, trust_origin, timeout, body)
 
 
 @app.command()
@@ -391,7 +468,7 @@ def serve(
     agent: Annotated[str, typer.Argument(help="The agent to serve, as 'module:attribute'.")],
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     port: Annotated[
-        int, typer.Option(min=0, max=65535, help="Port to bind (0 picks a free one).")
+        int, typer.Option(min=0, max=MAX_PORT, help="Port to bind (0 picks a free one).")
     ] = 8000,
     store: Annotated[
         str, typer.Option(help="Task store URL: sqlite:///path, postgresql://..., or memory.")
@@ -444,7 +521,7 @@ def serve(
             runtime = attrs.evolve(runtime, follow_interval=follow_interval)
         config = ServerConfig(public_url=public_url, keepalive=keepalive, runtime=runtime)
     except ValueError as exc:  # a setting the configs' validators refuse
-        raise UsageProblem(str(exc)) from None
+        raise UsageProblem(_in_option_terms(str(exc))) from None
 
     async def until_signal() -> None:
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
@@ -457,7 +534,7 @@ def serve(
         except ValueError as exc:
             raise UsageProblem(str(exc)) from None
         except StoreOpenError as exc:
-            raise RuntimeProblem(f"cannot open the task store: {exc}") from None
+            raise RuntimeProblem(store_problem(store, exc)) from None
         async with trio.open_nursery() as nursery:
             run = partial(
                 serve_agent,
@@ -471,13 +548,24 @@ def serve(
             try:
                 url = await nursery.start(run)
             except* OSError as group:
-                reason = first_error(group).strerror or str(first_error(group))
-                raise RuntimeProblem(f"cannot listen on {host}:{port}: {reason}") from None
+                raise RuntimeProblem(listen_problem(host, port, first_error(group))) from None
             tune_gc_for_streams()
             typer.echo(f"serving {agent} at {url}")
             sys.stdout.flush()
 
     run_command(main)
+
+
+# The serve options whose values the server's and runtime's configs check.
+SETTING_OPTIONS = ("keepalive", "public_url", "recovery_lease", "follow_interval")
+
+
+def _in_option_terms(message: str) -> str:
+    """A config's refusal (``keepalive must be ...``) naming the option that set the value."""
+    setting, _, rest = message.partition(" ")
+    if setting in SETTING_OPTIONS:
+        return f"--{setting.replace('_', '-')} {rest}"
+    return message
 
 
 # --- entry point -------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -27,3 +28,12 @@ def sdk_agent() -> Iterator[str]:
         finally:
             proc.terminate()
             proc.wait(timeout=10)
+
+
+@pytest.fixture
+def unused_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (bound once, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port

@@ -6,10 +6,11 @@ import re
 import ssl
 from collections.abc import Awaitable, Callable, Sequence
 
+import httpx
 import trio
 import typer
 
-from ..client import ClientError
+from ..client import AgentCardError, ClientError, TransportError
 from ..errors import A2AError, AuthenticationRequiredError
 
 
@@ -32,10 +33,12 @@ def parse_headers(values: Sequence[str] | None) -> dict[str, str]:
     return headers
 
 
-def run_command(fn: Callable[[], Awaitable[None]]) -> None:
+def run_command(fn: Callable[[], Awaitable[None]], *, credentials: bool = False) -> None:
     """Run one command under trio; map its failures to exit codes and one-line messages.
 
-    Failures may arrive wrapped in exception groups (trio nurseries), hence ``except*``.
+    ``credentials`` says whether the command sends any, so a refusal says to pass them or to
+    check them.  Failures may arrive wrapped in exception groups (trio nurseries), hence
+    ``except*``.
     """
     failure: tuple[int, str] | None = None
     try:
@@ -44,11 +47,12 @@ def run_command(fn: Callable[[], Awaitable[None]]) -> None:
         failure = (1, str(first_error(group)))
     except* A2AError as group:
         error = first_error(group)
-        failure = (2, f"{type(error).__name__} ({error.code}): {error.message}")
+        notes = "".join(f" {note}" for note in getattr(error, "__notes__", ()))
+        failure = (2, f"{type(error).__name__} ({error.code}): {error.message}{notes}")
         if isinstance(error, AuthenticationRequiredError):
-            failure = (2, failure[1] + " (pass credentials with --token or --header)")
+            failure = (2, f"{failure[1]} ({credentials_hint(credentials)})")
     except* (ClientError, RuntimeProblem) as group:
-        failure = (2, describe(first_error(group)))
+        failure = (2, in_cli_terms(first_error(group), credentials=credentials))
     except* OSError as group:
         os_error = first_error(group)
         failure = (2, os_error.strerror or describe(os_error))
@@ -56,6 +60,26 @@ def run_command(fn: Callable[[], Awaitable[None]]) -> None:
         message = " ".join(failure[1].split())  # one line, whatever the agent's text holds
         typer.echo(f"error: {message}", err=True)
         raise typer.Exit(failure[0])
+
+
+def credentials_hint(given: bool) -> str:
+    """What to do when the agent refuses a call for its credentials."""
+    if given:
+        return "check the credentials given with --token, $A2A_TOKEN or --header"
+    return "pass credentials with --token or --header"
+
+
+def in_cli_terms(error: ClientError | RuntimeProblem, *, credentials: bool) -> str:
+    """The error's message, with what to do said in the command's options."""
+    message = describe(error)
+    if isinstance(error, AgentCardError) and error.untrusted_origin:
+        trusted = error.untrusted_origin
+        return message.replace(f"trusted_origins=[{trusted!r}]", f"--trust-origin {trusted}")
+    if isinstance(error, TransportError | AgentCardError) and error.status_code == 403:
+        return f"{message} (access denied: {credentials_hint(credentials)})"
+    if isinstance(error.__cause__, httpx.TimeoutException):
+        return f"{message} (to wait longer, pass --timeout SECONDS)"
+    return message
 
 
 def first_error[E: BaseException](group: BaseExceptionGroup[E]) -> E:

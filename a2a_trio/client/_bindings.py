@@ -91,13 +91,19 @@ def _json_body(body: bytes, what: str) -> Any:
         raise _bad_response(what, exc) from None
 
 
-def http_status_error(status: int, body: bytes) -> Exception:
-    """An HTTP error status whose body carries no A2A error."""
+def http_status_error(status: int, body: bytes, url: str) -> Exception:
+    """An HTTP error status whose body carries no A2A error.
+
+    A web page (a proxy's or a web server's error page) is named as such rather than quoted:
+    its markup tells the reader nothing.
+    """
     text = body[:200].decode("utf-8", errors="replace").strip()
+    if text.startswith("<"):
+        text = "an HTML page, not an A2A answer"
     if status == 401:
         return AuthenticationRequiredError(text or None)
     suffix = f": {text}" if text else ""
-    return TransportError(f"HTTP {status} from the agent{suffix}", status_code=status)
+    return TransportError(f"HTTP {status} from the agent at {url}{suffix}", status_code=status)
 
 
 class Binding(abc.ABC):
@@ -215,7 +221,7 @@ class JsonRpcBinding(Binding):
         except ParseError:
             parsed = None
         if status >= 400 and not (isinstance(parsed, dict) and "error" in parsed):
-            raise http_status_error(status, body)
+            raise http_status_error(status, body, self.url)
         try:
             return self._unwrap(parsed, empty_ok=empty_ok, request_id=request_id)
         except A2AError as exc:
@@ -280,10 +286,10 @@ class RestBinding(Binding):
         try:
             parsed = loads(body)
         except ParseError:
-            return http_status_error(status, body)
+            return http_status_error(status, body, self.url)
         error = parsed.get("error") if isinstance(parsed, dict) else None
         if not isinstance(error, dict):
-            return http_status_error(status, body)
+            return http_status_error(status, body, self.url)
         return _aip193_error(error, status)
 
 

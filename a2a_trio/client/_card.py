@@ -188,7 +188,10 @@ async def fetch_card(
                 "(Limits.max_body_bytes): not read"
             )
         if not response.is_success:
-            raise AgentCardError(f"HTTP {response.status_code} fetching the card at {card_url}")
+            raise AgentCardError(
+                f"HTTP {response.status_code} fetching the card at {card_url}",
+                status_code=response.status_code,
+            )
         try:
             document = loads(content)
         except A2AError:
@@ -228,17 +231,24 @@ def choose_binding(
         iface = elsewhere[0]
         allowed = ", ".join(sorted(show_origin(o) for o in origins or ()))
         there = _origin_or_none(iface.url)
-        hint = "a card of your own"
+        hint, untrusted = "a card of your own", ""
         if there is not None and there[0] in ("http", "https") and there[1]:
-            hint = f"trusted_origins=[{show_origin(there)!r}]"
+            untrusted = show_origin(there)
+            hint = f"trusted_origins=[{untrusted!r}]"
         raise AgentCardError(
             f"the agent offers {iface.protocol_binding} {iface.protocol_version} only at "
             f"{iface.url}, not on the card's origin ({allowed}): not used, so credentials and "
-            f"messages are not sent there (to use it, pass {hint})"
+            f"messages are not sent there (to use it, pass {hint})",
+            untrusted_origin=untrusted,
         )
     offered = ", ".join(
         f"{i.protocol_binding} {i.protocol_version}" for i in card.supported_interfaces
     )
+    if preferences is not None and _choose(card, None, versions, tenant, origins) is not None:
+        raise AgentCardError(
+            f"the agent offers none of the bindings asked for ({', '.join(preferences)};"
+            f" offered: {offered})"
+        )
     raise AgentCardError(
         f"the agent offers no interface this client speaks (offered: {offered or 'none'})"
     )

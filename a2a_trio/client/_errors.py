@@ -57,7 +57,19 @@ class InvalidResponseError(ClientError):
 
 
 class AgentCardError(ClientError):
-    """The agent card could not be found, read, verified or used."""
+    """The agent card could not be found, read, verified or used.
+
+    ``status_code`` is the HTTP status when the card was refused with one (e.g. 403);
+    ``untrusted_origin`` names the origin (``https://host:port``) of the only usable interface
+    when it is on another origin than the card and so was not used.
+    """
+
+    def __init__(
+        self, message: str, *, status_code: int | None = None, untrusted_origin: str = ""
+    ) -> None:
+        self.status_code = status_code
+        self.untrusted_origin = untrusted_origin
+        super().__init__(message)
 
 
 class RemoteError(A2AError):

@@ -17,6 +17,7 @@ Two rules hold for every request the client makes (cards included), whatever the
 
 from __future__ import annotations
 
+import socket
 from collections.abc import AsyncIterator, Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -165,15 +166,57 @@ class ClientStatistics:
     reconnects: int
 
 
+# What the client was doing when a timeout of :class:`Timeouts` ran out.
+TIMED_OUT: dict[type[httpx.TimeoutException], str] = {
+    httpx.ConnectTimeout: "connecting",
+    httpx.ReadTimeout: "waiting for the answer",
+    httpx.WriteTimeout: "sending the request",
+    httpx.PoolTimeout: "waiting for a free connection",
+}
+
+
 @contextmanager
 def http_errors(what: str) -> Iterator[None]:
     """Turn httpx's exceptions into :class:`TransportError` naming what was being done."""
     try:
         yield
     except httpx.TimeoutException as exc:
-        raise TransportError(f"{what}: timed out ({type(exc).__name__})") from exc
+        waiting = TIMED_OUT.get(type(exc), type(exc).__name__)
+        raise TransportError(f"{what}: timed out {waiting}") from exc
+    except httpx.ConnectError as exc:
+        reason = connect_failure(exc) or str(exc) or type(exc).__name__
+        raise TransportError(f"{what}: {reason}") from exc
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise TransportError(f"{what}: {str(exc) or type(exc).__name__}") from exc
+
+
+def connect_failure(error: BaseException) -> str:
+    """Why a connection could not be made, in the words a user acts on, or ``""``.
+
+    httpx words a refused connection as "all attempts to connect ... failed" (the refusal is in
+    an exception group down the cause chain) and an unknown host as a bare resolver error.
+    """
+    for cause in _causes(error):
+        if isinstance(cause, ConnectionRefusedError):
+            return "connection refused: nothing is listening there (is the agent running?)"
+        if isinstance(cause, socket.gaierror):
+            return f"the host name does not resolve ({cause.strerror or cause})"
+    return ""
+
+
+def _causes(error: BaseException) -> Iterator[BaseException]:
+    """``error``'s causes and contexts, the members of exception groups among them included."""
+    pending = [error]
+    seen: set[int] = set()
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        if isinstance(current, BaseExceptionGroup):
+            pending.extend(current.exceptions)
+        pending.extend(c for c in (current.__cause__, current.__context__) if c is not None)
 
 
 class Transport:

@@ -137,9 +137,10 @@ async def _read_request(stream: trio.SocketStream) -> Request:
 class StubAgent:
     """The running stub: its base URL and the requests it received."""
 
-    def __init__(self, handler: Handler, binding: str) -> None:
+    def __init__(self, handler: Handler, binding: str, *, serves_card: bool) -> None:
         self.handler = handler
         self.binding = binding
+        self.serves_card = serves_card
         self.requests: list[Request] = []
         self.url = ""
 
@@ -150,7 +151,7 @@ class StubAgent:
             except (EOFError, trio.BrokenResourceError):
                 return
             self.requests.append(request)
-            if request.path == "/.well-known/agent-card.json":
+            if self.serves_card and request.path == "/.well-known/agent-card.json":
                 await Reply(stream).json(card_for(self.url, self.binding))
                 return
             try:
@@ -161,10 +162,14 @@ class StubAgent:
 
 @asynccontextmanager
 async def open_stub_agent(
-    handler: Handler, *, binding: str = "JSONRPC"
+    handler: Handler, *, binding: str = "JSONRPC", serves_card: bool = True
 ) -> AsyncIterator[StubAgent]:
-    """Serve ``handler`` on 127.0.0.1 (a free port), its card offering ``binding`` at /rpc."""
-    agent = StubAgent(handler, binding)
+    """Serve ``handler`` on 127.0.0.1 (a free port), its card offering ``binding`` at /rpc.
+
+    With ``serves_card=False`` the handler answers the card requests too (a server that is
+    not an agent).
+    """
+    agent = StubAgent(handler, binding, serves_card=serves_card)
     async with trio.open_nursery() as nursery:
         serve = partial(trio.serve_tcp, agent._connection, 0, host="127.0.0.1")
         listeners = await nursery.start(serve)

@@ -78,8 +78,13 @@ def test_choice_fails_clearly() -> None:
     )
     with pytest.raises(AgentCardError, match=r"offered: GRPC 1\.0"):
         choose_binding(only_grpc, [JSONRPC, HTTP_JSON])
-    with pytest.raises(AgentCardError, match="no interface"):
-        choose_binding(CARD, [HTTP_JSON], versions=["0.3"])  # v0.3 is JSON-RPC only here
+    # v0.3 is JSON-RPC only here: the choice would work without the binding asked for
+    with pytest.raises(AgentCardError) as narrowed:
+        choose_binding(CARD, [HTTP_JSON], versions=["0.3"])
+    assert str(narrowed.value) == (
+        "the agent offers none of the bindings asked for (HTTP+JSON; offered: JSONRPC 0.3.0,"
+        " GRPC 1.0, HTTP+JSON 1.0, JSONRPC 1.0)"
+    )
 
 
 def test_decode_card_reads_both_versions_and_refuses_junk() -> None:

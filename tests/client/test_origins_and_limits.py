@@ -186,6 +186,7 @@ async def test_interface_on_another_origin_is_not_used() -> None:
                 async with open_client(home.url + "/card.json", auth=BearerAuth("TOKEN")):
                     pass
     assert f"trusted_origins=[{other.url!r}]" in str(caught.value)
+    assert caught.value.untrusted_origin == other.url  # for a caller to say it in its own words
     assert other.requests == []
 
 

@@ -1,0 +1,75 @@
+"""The client pointed at something that is not a working agent: each failure says which.
+
+Real sockets on 127.0.0.1: nothing listening, a web server that is not an agent, a server
+that never answers.
+"""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+import trio
+
+from a2a_trio.client import AgentCardError, Timeouts, TransportError, fetch_card, open_client
+
+from .stub_agent import Reply, Request, open_stub_agent
+
+HTML_PAGE = b"<!doctype html><html><body><h1>Not Found</h1><p>nginx</p></body></html>"
+
+
+async def test_nothing_listening_says_so(unused_port: int) -> None:
+    with pytest.raises(TransportError) as caught:
+        async with open_client(f"http://127.0.0.1:{unused_port}"):
+            pass
+    assert str(caught.value) == (
+        f"fetching the agent card at http://127.0.0.1:{unused_port}/.well-known/agent-card.json:"
+        " connection refused: nothing is listening there (is the agent running?)"
+    )
+
+
+async def test_a_host_name_that_does_not_resolve_says_so() -> None:
+    with pytest.raises(TransportError, match=r"agent\.invalid/\.well-known") as caught:
+        async with open_client("http://no-such-agent.invalid"):
+            pass
+    assert ": the host name does not resolve (" in str(caught.value)
+
+
+async def test_an_html_error_page_is_named_not_quoted() -> None:
+    """A web server's error page at the card's interface: the status and the URL, no markup."""
+
+    async def handler(request: Request, reply: Reply) -> None:
+        await reply.send(404, HTML_PAGE, "text/html")
+
+    async with open_stub_agent(handler) as agent, open_client(agent.url) as client:
+        with pytest.raises(TransportError) as caught:
+            await client.get_task("t1")
+    assert str(caught.value) == (
+        f"HTTP 404 from the agent at {agent.url}/rpc: an HTML page, not an A2A answer"
+    )
+    assert caught.value.status_code == 404
+
+
+async def test_a_card_refused_with_a_status_carries_it() -> None:
+    async def forbidden(request: Request, reply: Reply) -> None:
+        await reply.send(403, HTML_PAGE, "text/html")
+
+    async with (
+        open_stub_agent(forbidden, serves_card=False) as server,
+        httpx.AsyncClient() as http,
+    ):
+        with pytest.raises(AgentCardError, match="HTTP 403 fetching the card") as caught:
+            await fetch_card(http, server.url)
+    assert caught.value.status_code == 403
+
+
+async def test_an_agent_that_never_answers_times_out_saying_what_it_waited_for() -> None:
+    async def silent(request: Request, reply: Reply) -> None:
+        await trio.sleep_forever()
+
+    async with (
+        open_stub_agent(silent) as agent,
+        open_client(agent.url, timeouts=Timeouts(read=0.2)) as client,
+    ):
+        with pytest.raises(TransportError) as caught:
+            await client.get_task("t1")
+    assert str(caught.value) == f"GetTask to {agent.url}/rpc: timed out waiting for the answer"
