@@ -108,7 +108,7 @@ def _timeouts(seconds: float | None) -> Timeouts | None:
     """``--timeout``: one limit for connecting, each answer and each silence on a stream."""
     if seconds is None:
         return None
-    return Timeouts(connect=seconds, read=seconds, write=seconds, stream_read=seconds)
+    return Timeouts(connect=seconds, read=seconds, write=seconds, stream_read=seconds, card=seconds)
 
 
 Timeout = Annotated[
@@ -117,7 +117,8 @@ Timeout = Annotated[
         "--timeout",
         callback=_positive_seconds,
         help="Give up after this many seconds without an answer (default: 10 to connect,"
-        " 300 for an answer; a stream waits for events as long as it stays connected).",
+        " 30 for the card, 300 for an answer; a stream waits for events as long as it"
+        " stays connected).",
     ),
 ]
 Skill = Annotated[

@@ -165,7 +165,7 @@ async def fetch_card(
         what = f"fetching the agent card at {card_url}"
         with http_errors(what):
             request = http.build_request(
-                "GET", card_url, headers=request_headers, timeout=timeouts.unary()
+                "GET", card_url, headers=request_headers, timeout=timeouts.card_fetch()
             )
             origins = allowed | {origin(request.url)}
             response = await send_following(http, request, auth=auth, origins=origins)

@@ -11,6 +11,8 @@ class Timeouts:
     """Seconds to wait; ``None`` waits forever.
 
     ``read`` bounds unary calls (a blocking send waits for the task to finish, so it is long).
+    ``card`` bounds the wait for the agent card, a static document: an address that accepts
+    connections but never answers fails in seconds, not after a blocking send's ``read``.
     ``stream_read`` bounds the gap between bytes on a stream: leave it ``None``, or make it
     longer than the server's keepalive interval, so an idle stream is never cut.
     """
@@ -19,9 +21,13 @@ class Timeouts:
     read: float | None = 300.0
     write: float | None = 30.0
     stream_read: float | None = None
+    card: float | None = 30.0
 
     def unary(self) -> httpx.Timeout:
         return httpx.Timeout(connect=self.connect, read=self.read, write=self.write, pool=None)
+
+    def card_fetch(self) -> httpx.Timeout:
+        return httpx.Timeout(connect=self.connect, read=self.card, write=self.write, pool=None)
 
     def stream(self) -> httpx.Timeout:
         return httpx.Timeout(

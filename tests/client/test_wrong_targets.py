@@ -73,3 +73,16 @@ async def test_an_agent_that_never_answers_times_out_saying_what_it_waited_for()
         with pytest.raises(TransportError) as caught:
             await client.get_task("t1")
     assert str(caught.value) == f"GetTask to {agent.url}/rpc: timed out waiting for the answer"
+
+
+async def test_a_card_that_never_comes_times_out_on_its_own_limit() -> None:
+    """The card has its own read limit (30 s by default): a server that accepts the connection
+    but never sends the card fails on it, not after a blocking send's long ``read``."""
+
+    async def silent(request: Request, reply: Reply) -> None:
+        await trio.sleep_forever()
+
+    async with open_stub_agent(silent, serves_card=False) as server, httpx.AsyncClient() as http:
+        with pytest.raises(TransportError, match="timed out waiting for the answer"):
+            await fetch_card(http, server.url, timeouts=Timeouts(read=None, card=0.2))
+    assert Timeouts().card == 30.0
