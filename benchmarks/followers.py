@@ -24,7 +24,7 @@ from a2a_trio import model as m
 from a2a_trio.runtime import RuntimeConfig, TaskRuntime, TaskStream
 from a2a_trio.store import ANONYMOUS, TaskStore, open_store
 
-COUNTED = ("last_event_seq", "load_events", "load_task")
+COUNTED = ("last_event_seq", "load_events", "load_task", "load_task_with_seq")
 TICK = 0.25
 
 ticker = Agent("ticker", f"Writes an update every {TICK} s once the run starts", version="0")

@@ -37,22 +37,17 @@ further behind reads its own catch-up from the store, as one joining late does."
 async def stored_snapshot(store: TaskStore, scope: CallerScope, task_id: str) -> LogEntry | None:
     """The stored task as one event numbered after its stored log (``None``: no such task).
 
-    The number is read before and after the task, again until both agree: a task and its
-    events are written in one transaction, so the task read between two equal numbers is
-    exactly the task after that event, and a follower going on after it neither repeats an
-    event the snapshot holds (an appended chunk twice) nor skips one it lacks.
+    The task and its number are read together (``load_task_with_seq``), so the snapshot holds
+    exactly the events up to its number: a follower going on after it neither repeats an
+    event the snapshot holds (an appended chunk twice) nor skips one it lacks.  Reading the
+    number before and after the task until both agreed never got there while the replica
+    running the task wrote between every two reads (a streaming task on a busy store).
     """
-    try:
-        seq = await store.last_event_seq(scope, task_id)
-        while True:
-            stored = await store.load_task(scope, task_id)
-            if stored is None:
-                return None
-            last, seq = seq, await store.last_event_seq(scope, task_id)
-            if seq == last:
-                return LogEntry(seq, stored.task)
-    except TaskNotFoundError:
+    found = await store.load_task_with_seq(scope, task_id)
+    if found is None:
         return None
+    stored, seq = found
+    return LogEntry(seq, stored.task)
 
 
 def _seq(entry: LogEntry) -> int:

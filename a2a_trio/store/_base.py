@@ -244,6 +244,14 @@ class TaskStore(Protocol):
         events: where the next event's number follows on.  ``TaskNotFoundError`` when absent."""
         ...
 
+    async def load_task_with_seq(
+        self, scope: CallerScope, task_id: str
+    ) -> tuple[StoredTask, int] | None:
+        """The task and the highest sequence number in its log, read together (``None``:
+        absent).  A task and its events are written in one transaction, so the task is exactly
+        the task after that event, however often another replica writes it meanwhile."""
+        ...
+
     async def set_push_config(
         self, scope: CallerScope, config: m.TaskPushNotificationConfig
     ) -> m.TaskPushNotificationConfig:

@@ -211,6 +211,14 @@ class MemoryTaskStore:
     async def last_event_seq(self, scope: CallerScope, task_id: str) -> int:
         return max(self._existing(scope, task_id).events, default=0)
 
+    async def load_task_with_seq(
+        self, scope: CallerScope, task_id: str
+    ) -> tuple[StoredTask, int] | None:
+        row = self._row(scope, task_id)
+        if row is None:
+            return None
+        return row.stored, max(row.events, default=0)
+
     async def set_push_config(
         self, scope: CallerScope, config: m.TaskPushNotificationConfig
     ) -> m.TaskPushNotificationConfig:

@@ -597,6 +597,26 @@ class SqlTaskStore:
             raise TaskNotFoundError(f"Task {task_id} not found")
         return 0 if row[0] is None else int(row[0])
 
+    async def load_task_with_seq(
+        self, scope: CallerScope, task_id: str
+    ) -> tuple[StoredTask, int] | None:
+        if not storable(task_id, scope.tenant, scope.owner):
+            return None
+
+        def load(tx: Tx) -> Any:
+            # One statement: one snapshot of both tables, on PostgreSQL too.
+            return tx.run(
+                f"SELECT {_TASK_COLUMNS},"
+                " (SELECT max(seq) FROM a2a_task_events WHERE task_id = a2a_tasks.id)"
+                " FROM a2a_tasks WHERE id = ? AND tenant = ? AND owner = ?",
+                (task_id, scope.tenant, scope.owner),
+            ).fetchone()
+
+        row = await self._driver.read(load)
+        if row is None:
+            return None
+        return _stored(row[:3]), 0 if row[3] is None else int(row[3])
+
     async def set_push_config(
         self, scope: CallerScope, config: m.TaskPushNotificationConfig
     ) -> m.TaskPushNotificationConfig:

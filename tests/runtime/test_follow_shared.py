@@ -64,6 +64,12 @@ class Counting(Proxy):
         self.calls["load_task"] += 1
         return await self.store.load_task(*args, **kwargs)
 
+    async def load_task_with_seq(
+        self, scope: CallerScope, task_id: str
+    ) -> tuple[StoredTask, int] | None:
+        self.calls["load_task_with_seq"] += 1
+        return await self.store.load_task_with_seq(scope, task_id)
+
     def reset(self) -> None:
         self.calls.clear()
         self.read_after.clear()
@@ -314,7 +320,7 @@ async def test_trimmed_events_come_to_every_follower_as_one_snapshot(
             written = [await step(steps, at_a, f"chunk {n}") for n in range(4)]
             counting.reset()
             await polled(mock_clock, readers, 1)
-            assert counting.calls["load_task"] == 1  # before: one per follower
+            assert counting.calls["load_task_with_seq"] == 1  # before: one per follower
             emitted = [await step(steps, at_a, "update after")]
             await polled(mock_clock, readers, 2)
             await steps.send("done")

@@ -242,8 +242,9 @@ class Touches(Proxy):
         return stored
 
 
-class HeldLoad(Proxy):
-    """Once ``armed``, holds the next ``load_task`` after it read, until ``release``."""
+class Held(Proxy):
+    """Once ``armed``, holds the next read a subclass passes to :meth:`held` after it read,
+    until ``release``."""
 
     def __init__(self, store: TaskStore) -> None:
         super().__init__(store)
@@ -251,13 +252,20 @@ class HeldLoad(Proxy):
         self.holding = trio.Event()
         self.release = trio.Event()
 
-    async def load_task(self, *args: Any, **kwargs: Any) -> StoredTask | None:
-        stored = await self.store.load_task(*args, **kwargs)
+    async def held[T](self, read: Awaitable[T]) -> T:
+        result = await read
         if self.armed:
             self.armed = False
             self.holding.set()
             await self.release.wait()
-        return stored
+        return result
+
+
+class HeldLoad(Held):
+    """Once ``armed``, holds the next ``load_task`` after it read, until ``release``."""
+
+    async def load_task(self, *args: Any, **kwargs: Any) -> StoredTask | None:
+        return await self.held(self.store.load_task(*args, **kwargs))
 
 
 class CutOff(Proxy):

@@ -627,6 +627,22 @@ async def test_last_event_seq_is_the_newest_logged_number(store: TaskStore) -> N
             await store.last_event_seq(scope, task_id)
 
 
+async def test_load_task_with_seq_reads_the_task_and_its_newest_number_together(
+    store: TaskStore,
+) -> None:
+    task = (await store.create_task(ALICE, a_task())).task
+    assert await store.load_task_with_seq(ALICE, task.id) == (
+        await store.load_task(ALICE, task.id),
+        0,
+    )
+    updated = await store.update_task(
+        ALICE, task.id, TaskUpdate(state=S.WORKING), events=[(1, task), (2, task)]
+    )
+    assert await store.load_task_with_seq(ALICE, task.id) == (updated, 2)
+    for scope, task_id in ((MALLORY, task.id), (ALICE, "nope"), (ALICE, "x\x00")):
+        assert await store.load_task_with_seq(scope, task_id) is None
+
+
 async def test_the_event_log_keeps_only_the_newest(backend: Backend) -> None:
     async with open_store(backend.url, retention=Retention(max_events_per_task=3)) as store:
         task = (await store.create_task(ANONYMOUS, a_task())).task
