@@ -286,11 +286,17 @@ def as_sent(
     return error.at(spell(relative) if spell else relative)
 
 
+REASONS_NOT_BY_NAME: Final = {"ParseError": "JSON_PARSE", "InternalError": "INTERNAL_ERROR"}
+"""Reasons of the standard JSON-RPC errors, whose reason A2A v1.0 leaves open (its rule names
+the A2A errors): ``INTERNAL_ERROR`` is what the official SDK sends and what its HTTP+JSON
+clients turn back into their ``InternalError`` (``INTERNAL`` they leave a generic error)."""
+
+
 def _reason(error: A2AError) -> str:
     """The ErrorInfo reason (A2A v1.0 §11.6): the error type in UPPER_SNAKE, no ``Error``."""
-    if isinstance(error, ParseError):
-        return "JSON_PARSE"
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", _public_name(error).removesuffix("Error")).upper()
+    name = _public_name(error)
+    by_name = re.sub(r"(?<!^)(?=[A-Z])", "_", name.removesuffix("Error")).upper()
+    return REASONS_NOT_BY_NAME.get(name, by_name)
 
 
 def _public_name(error: A2AError) -> str:

@@ -122,7 +122,7 @@ async def test_a_broken_authenticate_hook_is_a_server_error_on_every_binding(
                 assert (response.json()["id"], error["code"]) == (None, -32603)
             else:  # HTTP+JSON, both versions
                 assert error["status"] == "INTERNAL"
-                assert error["details"][0]["reason"] == "INTERNAL"
+                assert error["details"][0]["reason"] == "INTERNAL_ERROR"
             assert error["message"] == "The server could not authenticate this request"
             for leak in ("owner", "NUL", "\\u0000", "Traceback", "tokens.json"):
                 assert leak not in response.text, (path, leak)

@@ -24,7 +24,7 @@ import httpx
 import orjson
 import pytest
 import trio
-from a2a.client import A2AClientError, ClientConfig, create_client
+from a2a.client import ClientConfig, create_client
 from a2a.utils.errors import A2AError
 from a2a.utils.errors import InternalError as SdkInternalError
 from runtime.test_replicas import Proxy
@@ -179,7 +179,7 @@ async def test_a_store_bug_mid_stream_ends_it_with_the_bindings_internal_error(
         assert failure.event == "error"  # what the official SDK's REST clients read
         assert error["error"]["code"] == 500 and error["error"]["status"] == "INTERNAL"
         assert error["error"]["message"] == UNEXPECTED_FAILURE
-        assert error["error"]["details"][0]["reason"] == "INTERNAL"
+        assert error["error"]["details"][0]["reason"] == "INTERNAL_ERROR"
         assert ("type" in error) is binding.v03  # v0.3 also names the error's type
     else:
         assert orjson.loads(snapshot.data)["id"] == body["id"]
@@ -187,7 +187,7 @@ async def test_a_store_bug_mid_stream_ends_it_with_the_bindings_internal_error(
         assert error["id"] == body["id"]
         assert (error["error"]["code"], error["error"]["message"]) == (-32603, UNEXPECTED_FAILURE)
         if not binding.v03:  # v1.0's data names the A2A reason
-            assert error["error"]["data"][0]["reason"] == "INTERNAL"
+            assert error["error"]["data"][0]["reason"] == "INTERNAL_ERROR"
     one_traceback(caplog)
 
 
@@ -251,9 +251,9 @@ async def test_the_official_sdk_client_raises_its_a2a_error_mid_stream(
     replicas: Replicas, transport: str
 ) -> None:
     """The a2a-sdk 1.3.0 client subscribed at the following replica raises its own error,
-    not a transport error (before: "Network communication error", a cut body).  Over
-    JSON-RPC that is its InternalError; over HTTP+JSON its generic A2AClientError carrying
-    the problem (it maps the reason ``INTERNAL_ERROR``, not the spec's ``INTERNAL``)."""
+    not a transport error (before: "Network communication error", a cut body): its
+    InternalError on both bindings (over HTTP+JSON it goes by the ErrorInfo reason
+    ``INTERNAL_ERROR``)."""
     task_id = await running_task(replicas.running)
     async with httpx.AsyncClient(timeout=10) as sdk_http:
         config = ClientConfig(
@@ -269,12 +269,8 @@ async def test_the_official_sdk_client_raises_its_a2a_error_mid_stream(
                     await anext(events)
     failure = raised.value
     assert not isinstance(failure.__cause__, httpx.HTTPError)
-    if transport == "JSONRPC":
-        assert isinstance(failure, SdkInternalError)
-        assert str(failure) == UNEXPECTED_FAILURE
-    else:
-        assert isinstance(failure, A2AClientError)
-        assert UNEXPECTED_FAILURE in str(failure)
+    assert isinstance(failure, SdkInternalError)
+    assert UNEXPECTED_FAILURE in str(failure)
     assert SECRET not in str(failure)
 
 
