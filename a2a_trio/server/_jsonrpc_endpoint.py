@@ -55,6 +55,9 @@ JSON_TYPES: Final = ("application/json", "application/a2a+json")
 
 METHOD_TABLES: Final[dict[str, dict[str, Method]]] = {V1_0: V1_METHODS, V0_3: V03_METHODS}
 """The JSON-RPC method table of each protocol version."""
+BURST: Final = 64
+"""The most events a stream sends in one body chunk: a long replay goes out in several, each
+send a turn for the replica's other streams, instead of all rendered in one go."""
 SPELLINGS: Final[dict[str, Spelling]] = {V1_0: V1.spell, V0_3: V03.spell}
 """How each protocol version's errors name states and roles: as its codec writes them."""
 
@@ -340,10 +343,10 @@ class _Writer:
 
 
 async def _pump(writer: _Writer, reply: StreamReply, watch: Callable[[], None]) -> None:
-    """Send events as they come, everything already queued in one body chunk, so a burst costs
-    one send, not one per event.  No timer per event: the keepalive lives in :func:`_watch`,
-    started by ``watch()`` the first time the stream has to wait (a stream whose events are all
-    there at once, like a quick task's, never needs one)."""
+    """Send events as they come, what is already queued in one body chunk (up to ``BURST``
+    events), so a burst costs one send, not one per event.  No timer per event: the keepalive
+    lives in :func:`_watch`, started by ``watch()`` the first time the stream has to wait (a
+    stream whose events are all there at once, like a quick task's, never needs one)."""
     stream = reply.stream
     watching = False
     while True:
@@ -359,7 +362,9 @@ async def _pump(writer: _Writer, reply: StreamReply, watch: Callable[[], None]) 
         writer.add(_frame(reply, entry))
         ended = False
         try:
-            while (queued := stream.receive_nowait()) is not None:
+            for _ in range(BURST - 1):
+                if (queued := stream.receive_nowait()) is None:
+                    break
                 writer.add(_frame(reply, queued))
         except (trio.EndOfChannel, SubscriberOverflow):
             ended = True

@@ -50,6 +50,15 @@ async def chunks(ctx: TaskContext) -> None:
 
 
 @agent.skill()
+async def many(ctx: TaskContext) -> None:
+    """Stream an artifact in as many chunks as the text says."""
+    count = int(ctx.text)
+    for index in range(count):
+        last = index == count - 1
+        await ctx.emit_artifact(f"{index} ", artifact_id="a1", append=index > 0, last_chunk=last)
+
+
+@agent.skill()
 async def boom(ctx: TaskContext) -> str:
     """Fail with an internal error whose text must never reach the client."""
     raise RuntimeError("secret internal detail /etc/passwd")

@@ -9,6 +9,7 @@ import httpx
 import orjson
 import trio
 
+from a2a_trio.server._jsonrpc_endpoint import BURST
 from a2a_trio.wire import SSEDecoder
 
 from . import agents
@@ -188,3 +189,44 @@ async def test_requests_and_streams_share_a_kept_alive_connection(base_url: str)
             assert states[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
             again = orjson.loads(await exchange(stream, conn, send, pieces=2))
             assert again["id"] == 1 and "result" in again
+
+
+async def test_a_long_replay_goes_out_in_chunks_of_at_most_a_burst(
+    http: httpx.AsyncClient, base_url: str
+) -> None:
+    """A resume replaying 300 events sends them in several body chunks of at most ``BURST``
+    events, each send a turn for the replica's other streams, not all rendered in one go."""
+    body = rpc("SendStreamingMessage", {"message": user_message("300", skill="many")})
+    async with http.stream("POST", "/", json=body) as response:
+        events = await read_events(response)
+    task_id = events[0][1]["task"]["id"]  # type: ignore[index]
+    resume = orjson.dumps(rpc("SubscribeToTask", {"id": task_id}))
+    headers = [
+        ("Host", "127.0.0.1"),
+        ("Content-Type", "application/json"),
+        ("A2A-Version", "1.0"),
+        ("Last-Event-ID", "1"),
+        ("Content-Length", str(len(resume))),
+    ]
+    connection = h11.Connection(h11.CLIENT)
+    chunks: list[bytes] = []
+    with trio.fail_after(10):
+        async with await trio.open_tcp_stream("127.0.0.1", int(httpx.URL(base_url).port)) as sock:
+            request = h11.Request(method="POST", target="/", headers=headers)
+            await sock.send_all(connection.send(request) + connection.send(h11.Data(data=resume)))
+            await sock.send_all(connection.send(h11.EndOfMessage()))
+            while (event := connection.next_event()) is not h11.PAUSED:
+                if event is h11.NEED_DATA:
+                    connection.receive_data(await sock.receive_some(65536))
+                elif isinstance(event, h11.Data):
+                    if event.chunk_start or not chunks:
+                        chunks.append(b"")
+                    chunks[-1] += event.data
+                elif isinstance(event, h11.EndOfMessage):
+                    break
+    per_chunk = [len(SSEDecoder().feed(chunk)) for chunk in chunks]
+    replayed = SSEDecoder().feed(b"".join(chunks))
+    assert [int(event.id) for event in replayed] == list(range(2, len(events) + 1))
+    assert len(events) == 302  # the task, 300 chunks, COMPLETED
+    assert max(per_chunk) <= BURST
+    assert sum(per_chunk) == 301

@@ -24,6 +24,7 @@ from a2a_trio.store import (
     open_store,
 )
 from a2a_trio.store._postgres import MIGRATIONS as PG_MIGRATIONS
+from a2a_trio.store._sql import DECODE_SLICE
 from a2a_trio.store._sqlite import MIGRATIONS as SQLITE_MIGRATIONS
 
 from .conftest import Backend, pg_base_url, pg_schema_url
@@ -282,3 +283,43 @@ async def test_postgres_store_replaces_connections_the_server_cut() -> None:
         assert cut >= 1
         assert await store.load_task(ANONYMOUS, task.id) is not None
         await store.update_task(ANONYMOUS, task.id, TaskUpdate(state=S.WORKING))
+
+
+class _Steps(trio.abc.Instrument):
+    """Counts the scheduler steps of one task: each is a turn the others got before it."""
+
+    def __init__(self, task: trio.lowlevel.Task) -> None:
+        self.task = task
+        self.count = 0
+
+    def before_task_step(self, task: trio.lowlevel.Task) -> None:
+        self.count += task is self.task
+
+
+async def test_a_long_log_is_decoded_a_slice_at_a_time(sql_backend: Backend) -> None:
+    """Reading 1,000 stored events gives the event loop back between slices of
+    ``DECODE_SLICE``, so a resume replaying a long log does not hold the replica's other
+    streams for all of it; one event costs no extra turn."""
+    task = a_task()
+    chunk = m.TaskArtifactUpdateEvent(
+        task_id=task.id, context_id=task.context_id, artifact=m.new_artifact([m.TextPart("x")])
+    )
+    async with open_store(sql_backend.url) as store:
+        await store.create_task(ANONYMOUS, task, events=[(1, task)])
+        events = [(seq, chunk) for seq in range(2, 1001)]
+        await store.update_task(ANONYMOUS, task.id, TaskUpdate(), events=events)
+
+        async def steps_reading(after: int) -> tuple[int, int]:
+            counter = _Steps(trio.lowlevel.current_task())
+            trio.lowlevel.add_instrument(counter)
+            try:
+                read = await store.load_events(ANONYMOUS, task.id, after_seq=after)
+            finally:
+                trio.lowlevel.remove_instrument(counter)
+            return len(read), counter.count
+
+        await steps_reading(999)  # a reader connection is opened once, on the first read
+        one, few_steps = await steps_reading(999)
+        all_of_them, many_steps = await steps_reading(0)
+    assert (one, all_of_them) == (1, 1000)
+    assert many_steps - few_steps >= 1000 // DECODE_SLICE
