@@ -11,6 +11,7 @@ import math
 import os
 from pathlib import Path
 
+import followers
 import trio
 from loadbench import payloads
 from loadbench.held import StreamPool
@@ -104,3 +105,14 @@ async def test_harness_against_a2a_trio(tmp_path: Path) -> None:
         assert pool.errors() == []
         assert all(s.connected and s.terminal and s.ended for s in pool.streams)
         assert min(s.comments for s in pool.streams) >= 1
+
+
+async def test_followers_script_counts_the_followed_reads() -> None:
+    """``benchmarks/followers.py`` runs: its streams at the second replica follow the task
+    through a counted store, and the line it prints names what was read."""
+    line = await followers.measure(streams=5, seconds=0.5)
+    prefix = "5 streams of one task: "
+    assert line.startswith(prefix)
+    reads = int(line.removeprefix(prefix).split()[0])
+    assert reads > 0  # the task wrote while counted, so the followers read the store
+    assert "'last_event_seq': " in line and "'load_events': " in line
