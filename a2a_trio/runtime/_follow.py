@@ -96,6 +96,11 @@ class FollowedTask:
         self._followers: set[StoreFollower] = set()
         self._on_unfollowed = on_unfollowed
 
+    @property
+    def follower_count(self) -> int:
+        """The streams following the task here (the runtime's ``store_followers``)."""
+        return len(self._followers)
+
     def join(self, follower: StoreFollower) -> None:
         self._followers.add(follower)
 
@@ -207,8 +212,7 @@ class StoreFollower:
     unavailable it polls on (the outage is logged once per task), so the client's stream,
     kept open by its keepalives, resumes when the store is back.
 
-    ``on_end`` is called with the follower once, when it closes or the task is gone (the
-    runtime counts the open ones).
+    It counts among its task's followers from creation until it closes or the task is gone.
     """
 
     def __init__(
@@ -216,14 +220,12 @@ class StoreFollower:
         task: FollowedTask,
         *,
         after: int,
-        on_end: Callable[[StoreFollower], object] | None = None,
     ) -> None:
         self._task = task
         self._after = after
         self._pending: deque[LogEntry] = deque()
         self._next_catch_up = -math.inf
         self._ended = False
-        self._on_end = on_end
         task.join(self)
 
     @property
@@ -287,5 +289,3 @@ class StoreFollower:
         if not self._ended:
             self._ended = True
             self._task.leave(self)
-            if self._on_end is not None:
-                self._on_end(self)

@@ -167,7 +167,6 @@ class TaskRuntime:
         self.config = config
         self._jobs: dict[str, Job] = {}
         self._finished: OrderedDict[str, tuple[CallerScope, EventLog]] = OrderedDict()
-        self._followers: set[StoreFollower] = set()
         self._followed: dict[tuple[CallerScope, str], FollowedTask] = {}
         self._nursery: trio.Nursery | None = None
         self._accepting = True
@@ -199,7 +198,7 @@ class TaskRuntime:
 
     def statistics(self) -> RuntimeStatistics:
         live = sum(job.log.subscriber_count for job in self._jobs.values())
-        following = len(self._followers)
+        following = sum(task.follower_count for task in self._followed.values())
         return RuntimeStatistics(len(self._jobs), live + following, len(self._finished), following)
 
     # --- operations -----------------------------------------------------------------------
@@ -372,9 +371,7 @@ class TaskRuntime:
                 interval=self.config.follow_interval,
                 on_unfollowed=functools.partial(self._followed.pop, key),
             )
-        follower = StoreFollower(followed, after=after, on_end=self._followers.discard)
-        self._followers.add(follower)
-        return follower
+        return StoreFollower(followed, after=after)
 
     async def _stored_head(self, scope: CallerScope, task_id: str) -> LogEntry:
         """A task no job runs here (waiting after a restart, finished, or running on another
