@@ -24,15 +24,17 @@ class Timeouts:
     card: float | None = 30.0
 
     def unary(self) -> httpx.Timeout:
-        return httpx.Timeout(connect=self.connect, read=self.read, write=self.write, pool=None)
+        return self._reading(self.read)
 
     def card_fetch(self) -> httpx.Timeout:
-        return httpx.Timeout(connect=self.connect, read=self.card, write=self.write, pool=None)
+        return self._reading(self.card)
 
     def stream(self) -> httpx.Timeout:
-        return httpx.Timeout(
-            connect=self.connect, read=self.stream_read, write=self.write, pool=None
-        )
+        return self._reading(self.stream_read)
+
+    def _reading(self, read: float | None) -> httpx.Timeout:
+        """httpx's limits for a request whose answer may be silent for ``read`` seconds."""
+        return httpx.Timeout(connect=self.connect, read=read, write=self.write, pool=None)
 
 
 @attrs.frozen
