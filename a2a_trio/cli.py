@@ -104,10 +104,11 @@ def _positive_seconds(seconds: float | None) -> float | None:
     return seconds
 
 
-def _timeouts(seconds: float | None) -> Timeouts | None:
-    """``--timeout``: one limit for connecting, each answer and each silence on a stream."""
+def _timeouts(seconds: float | None) -> Timeouts:
+    """``--timeout``: one limit for connecting, each answer and each silence on a stream;
+    without it, the client's defaults."""
     if seconds is None:
-        return None
+        return Timeouts()
     return Timeouts(connect=seconds, read=seconds, write=seconds, stream_read=seconds, card=seconds)
 
 
@@ -177,10 +178,13 @@ def _client_call(
 
     async def main() -> None:
         kwargs: dict[str, Any] = {"bindings": bindings} if bindings else {}
-        if timeouts is not None:
-            kwargs["timeouts"] = timeouts
         async with open_client(
-            url, auth=auth, headers=extra, trusted_origins=trusted_origins, **kwargs
+            url,
+            auth=auth,
+            headers=extra,
+            trusted_origins=trusted_origins,
+            timeouts=timeouts,
+            **kwargs,
         ) as client:
             try:
                 await body(client)
@@ -289,13 +293,13 @@ def card(
     extra = parse_headers(header)
     auth = BearerAuth(token) if token else None
     origins = _trusted(trust_origin)
-    kwargs: dict[str, Any] = {"trusted_origins": origins}
-    if (timeouts := _timeouts(timeout)) is not None:
-        kwargs["timeouts"] = timeouts
+    timeouts = _timeouts(timeout)
 
     async def main() -> None:
         async with httpx.AsyncClient() as http:
-            found = await fetch_card(http, url, auth=auth, headers=extra, **kwargs)
+            found = await fetch_card(
+                http, url, auth=auth, headers=extra, trusted_origins=origins, timeouts=timeouts
+            )
         if json:
             _print_json(V1.encode(found))
         else:
