@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import attrs
@@ -72,15 +72,26 @@ async def started(runtime: TaskRuntime) -> tuple[m.Task, trio.MemorySendChannel[
 
 
 @asynccontextmanager
+async def following_with[S](
+    shared_url: str, wrap: Callable[[TaskStore], S]
+) -> AsyncIterator[tuple[TaskRuntime, TaskRuntime, m.Task, trio.MemorySendChannel[str], S]]:
+    """Replicas ``a`` and ``b`` on the shared store, ``b`` on ``wrap`` of its own store, a
+    ``stepped`` task started at ``a``, the channel its steps go through and ``b``'s wrapper."""
+    async with two_stores(shared_url) as (store_a, store_b, nursery):
+        wrapped = wrap(store_b)
+        a = await replica(nursery, store_a, FOLLOW, agent=stepper)
+        b = await replica(nursery, wrapped, FOLLOW, agent=stepper)
+        task, steps = await started(a)
+        yield a, b, task, steps, wrapped
+
+
+@asynccontextmanager
 async def following(
     shared_url: str,
 ) -> AsyncIterator[tuple[TaskRuntime, TaskRuntime, m.Task, trio.MemorySendChannel[str]]]:
     """Replicas ``a`` and ``b`` on the shared store, a ``stepped`` task started at ``a`` and
     the channel its steps go through."""
-    async with two_stores(shared_url) as (store_a, store_b, nursery):
-        a = await replica(nursery, store_a, FOLLOW, agent=stepper)
-        b = await replica(nursery, store_b, FOLLOW, agent=stepper)
-        task, steps = await started(a)
+    async with following_with(shared_url, lambda store: store) as (a, b, task, steps, _store):
         yield a, b, task, steps
 
 
@@ -141,11 +152,7 @@ async def test_the_snapshot_at_another_replica_holds_exactly_the_events_up_to_it
     exactly the events up to its number, and the stream goes on with that event after it.
     Before, the task read first was numbered with the newer event's number: that event was
     in neither."""
-    async with two_stores(shared_url) as (store_a, store_b, nursery):
-        held = HeldSnapshot(store_b)
-        a = await replica(nursery, store_a, FOLLOW, agent=stepper)
-        b = await replica(nursery, held, FOLLOW, agent=stepper)
-        task, steps = await started(a)
+    async with following_with(shared_url, HeldSnapshot) as (a, b, task, steps, held):
         at_a = await a.subscribe(ANONYMOUS, task.id)
         streams: list[TaskStream] = []
 
@@ -178,11 +185,7 @@ async def test_a_subscription_at_another_replica_gets_its_head_while_the_task_wr
     stream goes on after it.  Before, ``b`` read the number before and after the task until
     both agreed, which they never did: the subscription never got its head (under chaos:
     4 to 17 s, and the client's read timeout)."""
-    async with two_stores(shared_url) as (store_a, store_b, nursery):
-        between = WrittenBetween(store_b)
-        a = await replica(nursery, store_a, FOLLOW, agent=stepper)
-        b = await replica(nursery, between, FOLLOW, agent=stepper)
-        task, steps = await started(a)
+    async with following_with(shared_url, WrittenBetween) as (a, b, task, steps, between):
         at_a = await a.subscribe(ANONYMOUS, task.id)
         emitted: list[LogEntry] = []
 
@@ -385,11 +388,7 @@ async def test_a_store_outage_while_following_waits_for_the_store(
 ) -> None:
     """The follower polls on through an outage (logged once) and delivers what was written
     meanwhile when the store is back; the stream neither fails nor ends."""
-    async with two_stores(shared_url) as (store_a, store_b, nursery):
-        outage = Outage(store_b)
-        a = await replica(nursery, store_a, FOLLOW, agent=stepper)
-        b = await replica(nursery, outage, FOLLOW, agent=stepper)
-        task, steps = await started(a)
+    async with following_with(shared_url, Outage) as (a, b, task, steps, outage):
         at_a = await a.subscribe(ANONYMOUS, task.id)
         at_b = await b.subscribe(ANONYMOUS, task.id)
         received: list[LogEntry] = []
