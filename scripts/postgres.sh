@@ -4,6 +4,9 @@
 #                               prints the URL to use as A2A_TRIO_TEST_PG_URL on stdout
 #   scripts/postgres.sh stop    stop the server, if "start" was the one that started it (a server
 #                               already running, e.g. shared by developers, is left running)
+# A2A_TRIO_PG_STARTED_MARKER names the file that remembers "start started it"; a caller that
+# pairs its own start and stop (.ci/run) passes a file of its own, so it never stops a server
+# that an earlier, unrelated "start" brought up.
 # Runs as root (uses `su postgres`) or as a user allowed to run pg_ctlcluster.
 set -euo pipefail
 
@@ -11,7 +14,7 @@ PG_USER="${A2A_TRIO_PG_USER:-a2a_trio}"
 PG_PASSWORD="${A2A_TRIO_PG_PASSWORD:-a2a_trio}"
 PG_DB="${A2A_TRIO_PG_DB:-a2a_trio_test}"
 PG_PORT="${A2A_TRIO_PG_PORT:-5432}"
-STARTED_MARKER="${TMPDIR:-/tmp}/a2a_trio_postgres.started"
+STARTED_MARKER="${A2A_TRIO_PG_STARTED_MARKER:-${TMPDIR:-/tmp}/a2a_trio_postgres.started}"
 
 log() { echo "postgres.sh: $*" >&2; }
 
