@@ -28,6 +28,7 @@ from ._sql import SqlTaskStore
 from ._sqlite import open_sqlite_store
 
 if TYPE_CHECKING:
+    from ._pg_timeouts import PostgresTimeouts
     from ._postgres import open_postgres_store
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "ArtifactWrite",
     "CallerScope",
     "MemoryTaskStore",
+    "PostgresTimeouts",
     "Retention",
     "ScopedTask",
     "SequencedEvent",
@@ -59,10 +61,14 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    """``open_postgres_store`` is imported on first use: psycopg is slow to load and most
-    processes (the client, the CLI, SQLite deployments) never need it."""
+    """``open_postgres_store`` and ``PostgresTimeouts`` are imported on first use: psycopg is
+    slow to load and most processes (the client, the CLI, SQLite deployments) never need it."""
     if name == "open_postgres_store":
         from ._postgres import open_postgres_store
 
         return open_postgres_store
+    if name == "PostgresTimeouts":
+        from ._pg_timeouts import PostgresTimeouts
+
+        return PostgresTimeouts
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,7 +9,8 @@ index with ``INSERT ... ON CONFLICT DO NOTHING``; updates lock the row and write
 ``WITH`` statement in autocommit (row, events and trim, on the condition that the row is as
 remembered).  Documents are ``JSON``, not ``JSONB``: nothing queries inside
 them, and ``JSONB`` refuses the escaped NUL character a client may send in a message.
-Migrations run under an advisory lock, so replicas starting together apply them once.
+Migrations run under an advisory lock, so replicas starting together apply them once.  Every
+wait a call can meet is bounded (``_pg_timeouts``): the worker threads cannot be cancelled.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from psycopg.types.string import TextLoader
 from psycopg_pool import ConnectionPool
 
 from ._base import DEFAULT_RETENTION, Retention, StoreSchemaError
+from ._pg_timeouts import DEFAULT_POSTGRES_TIMEOUTS, PostgresTimeouts, conninfo
 from ._sql import Cursor, Dialect, SqlTaskStore, Tx
 
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
@@ -128,33 +130,37 @@ def migrate(conn: psycopg.Connection[tuple[object, ...]]) -> int:
     return len(MIGRATIONS)
 
 
-def _connect_and_migrate(url: str) -> None:
-    with psycopg.connect(url, connect_timeout=10) as conn:
+def _connect_and_migrate(migration_conninfo: str) -> None:
+    with psycopg.connect(migration_conninfo) as conn:
         migrate(conn)
 
 
 class PostgresDriver:
-    """Runs transactions on pooled connections, at most ``pool_size`` at a time."""
+    """Runs transactions on pooled connections, at most ``pool_size`` at a time, each wait
+    bounded by ``timeouts`` (a call that times out rolls back and raises
+    ``StoreUnavailableError``; its connection goes back to the pool rolled back, or, cut,
+    is replaced)."""
 
     dialect: Final = DIALECT
 
-    def __init__(self, url: str, *, pool_size: int) -> None:
-        self._url = url
+    def __init__(self, url: str, *, pool_size: int, timeouts: PostgresTimeouts) -> None:
+        self._migration_conninfo = conninfo(url, timeouts, bound_statements=False)
         self._limiter = trio.CapacityLimiter(pool_size)
         self._pool = ConnectionPool(
-            url,
+            conninfo(url, timeouts, bound_statements=True),
             min_size=1,
             max_size=pool_size,
             open=False,
             configure=_configure,
             check=ConnectionPool.check_connection,  # a connection cut since (failover) is replaced
-            kwargs={"connect_timeout": 10, "autocommit": True},
+            kwargs={"autocommit": True},
             name="a2a_trio",
+            timeout=timeouts.pool,
         )
 
     async def start(self) -> None:
         """Bring the schema up to date (failing fast on a bad URL), then open the pool."""
-        await trio.to_thread.run_sync(_connect_and_migrate, self._url)
+        await trio.to_thread.run_sync(_connect_and_migrate, self._migration_conninfo)
         await trio.to_thread.run_sync(functools.partial(self._pool.open, wait=True, timeout=30))
 
     def _run[T](self, fn: Callable[[Tx], T], transaction: bool) -> T:
@@ -186,14 +192,19 @@ class PostgresDriver:
 
 @asynccontextmanager
 async def open_postgres_store(
-    url: str, *, retention: Retention = DEFAULT_RETENTION, pool_size: int = 8
+    url: str,
+    *,
+    retention: Retention = DEFAULT_RETENTION,
+    pool_size: int = 8,
+    timeouts: PostgresTimeouts = DEFAULT_POSTGRES_TIMEOUTS,
 ) -> AsyncIterator[SqlTaskStore]:
     """A task store in the PostgreSQL database at ``url`` (``postgresql://user:pw@host/db``).
 
     Creates or migrates the schema (in the connection's ``search_path`` schema).  Raises
-    ``psycopg.OperationalError`` when the server cannot be reached.
+    ``psycopg.OperationalError`` when the server cannot be reached.  ``timeouts`` bound every
+    call's waits; a libpq parameter ``url`` sets itself wins over them.
     """
-    driver = PostgresDriver(url, pool_size=pool_size)
+    driver = PostgresDriver(url, pool_size=pool_size, timeouts=timeouts)
     try:
         await driver.start()
         yield SqlTaskStore(driver, retention=retention)

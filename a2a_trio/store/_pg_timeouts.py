@@ -1,0 +1,87 @@
+"""How long a PostgreSQL store call may wait, and the libpq connection string that says so.
+
+psycopg's sync calls run in worker threads that trio cannot cancel, so every wait a call can
+meet needs a bound of its own: for a free pooled connection (the pool's ``timeout``), for a new
+connection (``connect_timeout``), for a row or table lock (``lock_timeout``), for a statement
+(``statement_timeout``), and for a server that stopped answering mid-call (``tcp_user_timeout``
+and TCP keepalives; without them a dead connection holds its call for as long as the OS keeps
+it, many minutes).  A parameter the store URL gives itself wins: the URL is the deployment's
+say, these are the code's defaults.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Final
+
+import attrs
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+KEEPALIVES: Final = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5}
+"""Probe a connection silent for 10 s every 5 s: a server gone while a call waits for its
+answer is noticed by the probes, which ``tcp_user_timeout`` then bounds (on Linux)."""
+
+
+@attrs.frozen
+class PostgresTimeouts:
+    """Seconds a PostgreSQL store call may wait; ``None`` waits without limit.
+
+    ``statement``: one statement's run on the server (``statement_timeout``); 30 s fits a full
+    event-log replay or a listing's count over 100,000 tasks with room to spare, as SQLite's
+    busy timeout does.  ``lock``: waiting for a row or table lock held by another transaction
+    (``lock_timeout``); the store's own transactions hold their locks for milliseconds, so 10 s
+    means someone else's long transaction.  ``network``: data sent and not acknowledged by the
+    server, a dead or unreachable host (``tcp_user_timeout``).  ``connect``: opening a
+    connection (``connect_timeout``, whole seconds).  ``pool``: waiting for a free pooled
+    connection (the pool's ``timeout``).
+    """
+
+    statement: float | None = 30.0
+    lock: float | None = 10.0
+    network: float | None = 30.0
+    connect: float | None = 10.0
+    pool: float = 30.0
+
+    def __attrs_post_init__(self) -> None:
+        """Refuse a zero or negative bound: PostgreSQL would read 0 as no limit at all."""
+        for field in attrs.fields(PostgresTimeouts):
+            value = getattr(self, field.name)
+            if value is not None and value <= 0:
+                raise ValueError(f"PostgresTimeouts.{field.name} must be positive, not {value}")
+
+    def session_options(self) -> str:
+        """The server settings as libpq ``options`` (``-c name=milliseconds``)."""
+        settings = {"statement_timeout": self.statement, "lock_timeout": self.lock}
+        return " ".join(f"-c {name}={_millis(value)}" for name, value in settings.items())
+
+    def network_parameters(self) -> dict[str, int]:
+        """The libpq connection parameters bounding connecting and a silent server."""
+        connect = 0 if self.connect is None else math.ceil(self.connect)
+        return {**KEEPALIVES, "tcp_user_timeout": _millis(self.network), "connect_timeout": connect}
+
+
+DEFAULT_POSTGRES_TIMEOUTS: Final = PostgresTimeouts()
+
+
+def _millis(seconds: float | None) -> int:
+    """Milliseconds as PostgreSQL and libpq take them, where 0 means no limit."""
+    return 0 if seconds is None else max(1, round(seconds * 1000))
+
+
+def conninfo(url: str, timeouts: PostgresTimeouts, *, bound_statements: bool) -> str:
+    """``url`` with ``timeouts`` for what it leaves unset: its own parameters are kept, and its
+    ``options`` come after the store's, so a ``-c statement_timeout=...`` there wins.
+
+    Without ``bound_statements`` only the network bounds are added, for the migrations: one may
+    build an index over a large table for longer than a statement's bound, or wait for a peer
+    replica's migration to finish.
+    """
+    given = conninfo_to_dict(url)
+    extra: dict[str, str | int | None] = {
+        name: value for name, value in timeouts.network_parameters().items() if name not in given
+    }
+    if bound_statements:
+        extra["options"] = " ".join(
+            filter(None, [timeouts.session_options(), str(given.get("options") or "")])
+        )
+    return make_conninfo(url, **extra)
