@@ -5,16 +5,18 @@ meet needs a bound of its own: for a free pooled connection (the pool's ``timeou
 connection (``connect_timeout``), for a row or table lock (``lock_timeout``), for a statement
 (``statement_timeout``), and for a server that stopped answering mid-call (``tcp_user_timeout``
 and TCP keepalives; without them a dead connection holds its call for as long as the OS keeps
-it, many minutes).  A parameter the store URL gives itself wins: the URL is the deployment's
-say, these are the code's defaults.
+it, many minutes).  A parameter the store URL (or libpq's environment) gives itself wins: that
+is the deployment's say, these are the code's defaults.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from typing import Final
 
 import attrs
+from psycopg import pq
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 KEEPALIVES: Final = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5}
@@ -68,15 +70,30 @@ def _millis(seconds: float | None) -> int:
     return 0 if seconds is None else max(1, round(seconds * 1000))
 
 
+def _given(url: str) -> dict[str, object]:
+    """The libpq parameters the deployment sets: in ``url``, or else in libpq's environment
+    variables (``PGOPTIONS``, ``PGCONNECT_TIMEOUT``), which libpq reads only for what the
+    connection string leaves out."""
+    environment = {
+        option.keyword.decode(): option.val.decode()
+        for option in pq.Conninfo.get_defaults()
+        if option.envvar is not None
+        and option.val is not None
+        and option.envvar.decode() in os.environ
+    }
+    return {**environment, **conninfo_to_dict(url)}
+
+
 def conninfo(url: str, timeouts: PostgresTimeouts, *, bound_statements: bool) -> str:
-    """``url`` with ``timeouts`` for what it leaves unset: its own parameters are kept, and its
-    ``options`` come after the store's, so a ``-c statement_timeout=...`` there wins.
+    """``url`` with ``timeouts`` for what the deployment leaves unset: its own parameters are
+    kept, and its ``options`` come after the store's, so a ``-c statement_timeout=...`` there
+    wins.
 
     Without ``bound_statements`` only the network bounds are added, for the migrations: one may
     build an index over a large table for longer than a statement's bound, or wait for a peer
     replica's migration to finish.
     """
-    given = conninfo_to_dict(url)
+    given = _given(url)
     extra: dict[str, str | int | None] = {
         name: value for name, value in timeouts.network_parameters().items() if name not in given
     }

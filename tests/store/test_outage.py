@@ -43,6 +43,16 @@ async def test_an_unreachable_sqlite_file_is_store_unavailable(tmp_path: Path) -
             await store.load_task(ANONYMOUS, task.id)
 
 
+async def test_every_sqlite_connection_waits_for_a_lock_at_most_30_s(tmp_path: Path) -> None:
+    """SQLite's one unbounded wait would be a lock held by another process: the busy timeout
+    bounds it on the writer and on every reader, so a locked file is StoreUnavailableError."""
+    async with open_store(f"sqlite:///{tmp_path / 'tasks.db'}") as store:
+        driver = store._driver  # type: ignore[attr-defined]
+        read = await driver.read(lambda tx: tx.run("PRAGMA busy_timeout").fetchone())
+        written = await driver.write(lambda tx: tx.run("PRAGMA busy_timeout").fetchone())
+    assert read == written == (30_000,)
+
+
 agent = Agent("outage", "echo")
 
 

@@ -39,7 +39,8 @@ from .conftest import pg_schema_url
 pytestmark = pytest.mark.postgres
 
 QUICK_LOCKS = PostgresTimeouts(lock=0.2)
-"""Gives up on a held lock at once, so a test need not wait the default 10 s."""
+"""Gives up on a held lock at once, so a test need not wait the default 10 s.  The stores
+below have one pooled connection, so the call after a timed-out one shows it came back usable."""
 
 UNAVAILABLE = "The task store is unavailable right now; try again shortly"
 
@@ -67,7 +68,7 @@ def row_locked(url: str, task_id: str) -> AbstractAsyncContextManager[None]:
 
 
 async def test_a_write_waiting_on_a_locked_row_gives_up_and_writes_nothing(url: str) -> None:
-    async with open_postgres_store(url, timeouts=QUICK_LOCKS) as store:
+    async with open_postgres_store(url, pool_size=1, timeouts=QUICK_LOCKS) as store:
         task = m.new_task(m.text_message("hi"))
         await store.create_task(ANONYMOUS, task, events=[(1, task)])
         working = m.TaskStatusUpdateEvent(
@@ -94,7 +95,7 @@ async def test_a_full_write_in_a_transaction_rolls_back_on_a_lock_timeout(url: s
     """A store that did not write the task last reads the row ``FOR UPDATE`` first."""
     async with open_postgres_store(url) as writer:
         task = (await writer.create_task(ANONYMOUS, m.new_task(m.text_message("hi")))).task
-    async with open_postgres_store(url, timeouts=QUICK_LOCKS) as store:
+    async with open_postgres_store(url, pool_size=1, timeouts=QUICK_LOCKS) as store:
         async with row_locked(url, task.id):
             with pytest.raises(StoreUnavailableError, match="lock timeout"):
                 await store.update_task(ANONYMOUS, task.id, TaskUpdate(state=m.TaskState.WORKING))
@@ -207,6 +208,23 @@ async def test_parameters_in_the_url_win_over_the_defaults(url: str) -> None:
     assert settings["lock_timeout"] == "10s"  # the URL leaves it, so the default holds
     assert settings["user_timeout"] == 4_000
     assert settings["idle"] == 7
+
+
+async def test_libpq_environment_variables_win_over_the_defaults(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PGCONNECT_TIMEOUT", "4")
+    async with open_store(url) as store:
+        assert isinstance(store, SqlTaskStore)
+        parameters = await trio.to_thread.run_sync(connection_parameters, store)
+    assert parameters["connect_timeout"] == "4"
+    assert parameters["tcp_user_timeout"] == "30000"
+
+
+def connection_parameters(store: SqlTaskStore) -> dict[str, str]:
+    """The libpq parameters a pooled connection was opened with (blocking)."""
+    with store._driver._pool.connection() as conn:  # type: ignore[attr-defined]
+        return dict(conn.info.get_parameters())
 
 
 @pytest.mark.parametrize("field", ["statement", "lock", "network", "connect", "pool"])
