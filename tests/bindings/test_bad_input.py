@@ -353,6 +353,28 @@ async def test_legacy_nul_in_an_id_is_reported_where_it_was_sent(
     assert listed.json()["totalSize"] == 0
 
 
+@pytest.mark.parametrize(
+    ("role", "reason"),
+    [
+        ("agent", "a client's message must have role user"),
+        ("assistant", "unknown role 'assistant' (one of user, agent)"),
+        (5, "unknown role '5' (one of user, agent)"),
+    ],
+)
+async def test_legacy_message_from_no_user_is_refused_and_its_id_kept_free(
+    http: httpx.AsyncClient, role: object, reason: str
+) -> None:
+    """Before: the dialect took any ``role`` as the user's; v1.0 and v0.3 refuse an agent's."""
+    parts = [{"type": "text", "text": "x"}]
+    params = {"id": "who", "message": {"role": role, "parts": parts}}
+    refused = (await http.post("/echo", json=rpc("tasks/send", params))).json()["error"]
+    assert refused["code"] == -32602
+    assert refused["data"] == {"path": "$.params.message.role", "reason": reason}
+    params = {"id": "who", "message": {"role": "user", "parts": parts}}
+    sent = (await http.post("/echo", json=rpc("tasks/send", params))).json()["result"]
+    assert (sent["id"], sent["status"]["state"]) == ("who", "completed")
+
+
 NUL_CONTEXT = {**SEND["message"], "contextId": "c\x00"}
 
 
