@@ -29,6 +29,7 @@ from ..errors import (
     ERRORS_BY_CODE,
     A2AError,
     AuthenticationRequiredError,
+    FieldError,
     InternalError,
     InvalidParamsError,
     TaskNotFoundError,
@@ -128,8 +129,9 @@ def _error_info(details: Any) -> dict[str, Any] | None:
     return None
 
 
-def _invalid_where(data: Any) -> tuple[str, str]:
-    """``(path, reason)`` of an InvalidParams error's data, if it says.
+def _field_where(data: Any) -> tuple[str, str]:
+    """``(path, reason)`` of a field error's data (InvalidParams, ContentTypeNotSupported), if
+    it says.
 
     v1.0 puts them in the ErrorInfo's ``metadata``; v0.3 servers send ``{path, reason}``.
     """
@@ -142,10 +144,10 @@ def _invalid_where(data: Any) -> tuple[str, str]:
 
 
 def _build(cls: type[A2AError], message: str, data: JsonValue) -> A2AError:
-    if issubclass(cls, InvalidParamsError):
+    if issubclass(cls, FieldError):
         invalid = cls(message)  # the agent's message as sent, not rebuilt from path and reason
         invalid.data = data
-        path, reason = _invalid_where(data)
+        path, reason = _field_where(data)
         invalid.path = path
         invalid.reason = reason or invalid.reason
         return invalid
