@@ -62,15 +62,20 @@ class AgentCardError(ClientError):
 
     ``status_code`` is the HTTP status when the card was refused with one (e.g. 403);
     ``untrusted_origin`` names the origin (``https://host:port``) of the only usable interface
-    when it is on another origin than the card and so was not used.
+    when it is on another origin than the card and so was not used.  The message then ends
+    with the ``trusted_origins=`` value that allows it; ``reason`` is the message without
+    that advice, for a caller that offers the choice in its own words (the CLI's
+    ``--trust-origin``).
     """
 
     def __init__(
-        self, message: str, *, status_code: int | None = None, untrusted_origin: str = ""
+        self, reason: str, *, status_code: int | None = None, untrusted_origin: str = ""
     ) -> None:
+        self.reason = reason
         self.status_code = status_code
         self.untrusted_origin = untrusted_origin
-        super().__init__(message)
+        advice = f" (to use it, pass trusted_origins=[{untrusted_origin!r}])"
+        super().__init__(reason + (advice if untrusted_origin else ""))
 
 
 class RemoteError(A2AError):
