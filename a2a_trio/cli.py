@@ -37,10 +37,10 @@ from .client import (
     Client,
     EventStream,
     Timeouts,
+    TrustedOrigins,
     fetch_card,
     open_client,
 )
-from .client._transport import trusted
 from .errors import MethodNotFoundError
 from .loading import DEFAULT_STORE
 from .wire import V1, dumps
@@ -146,15 +146,13 @@ Binding = Annotated[
 ]
 
 
-def _trusted(origins: Sequence[str] | None) -> list[str]:
-    """``--trust-origin`` values, checked as the client checks them: a bad one is a usage
+def _trusted(origins: Sequence[str] | None) -> TrustedOrigins:
+    """``--trust-origin`` values, parsed here, once, for the client: a bad one is a usage
     error before anything is sent."""
-    for origin in origins or ():
-        try:
-            trusted([origin])
-        except ValueError as exc:
-            raise typer.BadParameter(str(exc), param_hint="--trust-origin") from None
-    return list(origins or ())
+    try:
+        return TrustedOrigins.parse(origins or ())
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--trust-origin") from None
 
 
 def _message(text: str, context_id: str, task_id: str, skill: str) -> m.Message:

@@ -13,13 +13,17 @@
     ├── TaskNotCancelableError       -32002
     ├── PushNotificationNotSupportedError  -32003
     ├── UnsupportedOperationError    -32004
-    ├── ContentTypeNotSupportedError -32005
+    ├── ContentTypeNotSupportedError -32005  (carries a JSON path when it is about a part)
     ├── InvalidAgentResponseError    -32006
     ├── ExtendedAgentCardNotConfiguredError -32007
     ├── ExtensionSupportRequiredError -32008
     ├── VersionNotSupportedError     -32009
     └── AuthenticationRequiredError  -32001 on the legacy dialect, 401 on HTTP
     AgentMisuseError                 a programming error in an agent (local, never sent as-is)
+
+``InvalidParamsError`` and ``ContentTypeNotSupportedError`` are also :class:`FieldError`: they
+can name the field they are about by a JSON path, which each binding spells as its client sent
+that field.
 
 Every protocol error knows its JSON-RPC code, HTTP status and gRPC status (A2A v1.0 §5.4), so
 bindings map errors and handlers simply raise.  This module imports nothing from the rest of the
@@ -124,15 +128,15 @@ class MethodNotFoundError(JSONRPCError):
     default_message = "Method not found"
 
 
-class InvalidParamsError(JSONRPCError):
-    """Input that does not fit the schema; ``path`` says where, ``reason`` says what is wrong."""
+class FieldError(A2AError):
+    """An error about one field of the request: ``path`` says where, ``reason`` what is wrong.
 
-    code = -32602
-    http_status = 400
-    grpc_status = "INVALID_ARGUMENT"
-    default_message = "Invalid params"
+    The path is a JSON path into the request as the runtime reads it (``$.params.message``);
+    each binding re-roots it to name the field as its client sent it (REST's body, v0.3's
+    proto names), which a path inside the message text could not be.
+    """
 
-    def __init__(self, reason: str | Phrase, *, path: str = "") -> None:
+    def __init__(self, reason: str | Phrase | None = None, *, path: str = "") -> None:
         self.path = path
         super().__init__(reason)
 
@@ -141,13 +145,22 @@ class InvalidParamsError(JSONRPCError):
         super()._say(f"{self.path}: {text}" if self.path else text)
         self.data = {"path": self.path, "reason": text} if self.path else None
 
-    def at(self, path: str) -> InvalidParamsError:
+    def at(self, path: str) -> Self:
         """The same reason (its states and roles still values) about the field at ``path``."""
-        return InvalidParamsError(self.wording, path=path)
+        return type(self)(self.wording, path=path)
 
-    def under(self, prefix: str) -> InvalidParamsError:
+    def under(self, prefix: str) -> Self:
         """The same error with its path rooted under ``prefix`` (e.g. ``params``)."""
         return self.at(prefix + self.path.removeprefix("$") if self.path else prefix)
+
+
+class InvalidParamsError(FieldError, JSONRPCError):
+    """Input that does not fit the schema."""
+
+    code = -32602
+    http_status = 400
+    grpc_status = "INVALID_ARGUMENT"
+    default_message = "Invalid params"
 
 
 class InternalError(JSONRPCError):
@@ -185,7 +198,9 @@ class UnsupportedOperationError(A2AError):
     default_message = "This operation is not supported"
 
 
-class ContentTypeNotSupportedError(A2AError):
+class ContentTypeNotSupportedError(FieldError):
+    """A part (``path``) or body whose media type the agent does not accept."""
+
     code = -32005
     http_status = 415
     grpc_status = "INVALID_ARGUMENT"

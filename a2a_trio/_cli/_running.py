@@ -71,10 +71,9 @@ def credentials_hint(given: bool) -> str:
 
 def in_cli_terms(error: ClientError | RuntimeProblem, *, credentials: bool) -> str:
     """The error's message, with what to do said in the command's options."""
-    message = describe(error)
     if isinstance(error, AgentCardError) and error.untrusted_origin:
-        trusted = error.untrusted_origin
-        return message.replace(f"trusted_origins=[{trusted!r}]", f"--trust-origin {trusted}")
+        return f"{error.reason} (to use it, pass --trust-origin {error.untrusted_origin})"
+    message = describe(error)
     if isinstance(error, TransportError | AgentCardError) and error.status_code == 403:
         return f"{message} (access denied: {credentials_hint(credentials)})"
     if isinstance(error.__cause__, httpx.TimeoutException):

@@ -23,7 +23,7 @@ from ._errors import (
 from ._options import Limits, Reconnect, Timeouts
 from ._signing import CardVerifier
 from ._stream import EventStream
-from ._transport import ClientStatistics
+from ._transport import ClientStatistics, TrustedOrigins
 
 __all__ = [
     "HTTP_JSON",
@@ -46,6 +46,7 @@ __all__ = [
     "TaskPages",
     "Timeouts",
     "TransportError",
+    "TrustedOrigins",
     "fetch_card",
     "open_client",
 ]

@@ -16,7 +16,7 @@ caller's credentials and messages elsewhere.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -31,6 +31,7 @@ from ._errors import AgentCardError
 from ._options import DEFAULT_LIMITS, DEFAULT_TIMEOUTS, Limits, Timeouts
 from ._transport import (
     Origin,
+    TrustedOrigins,
     http_errors,
     origin,
     read_body,
@@ -138,13 +139,14 @@ async def fetch_card(
     headers: Mapping[str, str] | None = None,
     timeouts: Timeouts = DEFAULT_TIMEOUTS,
     limits: Limits = DEFAULT_LIMITS,
-    trusted_origins: Sequence[str] = (),
+    trusted_origins: Iterable[str] | TrustedOrigins = (),
 ) -> m.AgentCard:
     """Find and read the agent card for ``url`` (an agent base URL or a card URL).
 
     A redirect is followed only when it stays on the origin (scheme, host, port) of ``url``
-    or goes to one of ``trusted_origins``; ``http``'s own ``follow_redirects`` setting is not
-    used.  A card larger than ``limits.max_body_bytes`` is not read.
+    or goes to one of ``trusted_origins`` (URLs, or a :class:`TrustedOrigins` already parsed);
+    ``http``'s own ``follow_redirects`` setting is not used.  A card larger than
+    ``limits.max_body_bytes`` is not read.
 
     Raises:
         AgentCardError: no card at any well-known path, the card is not valid or too large,
@@ -153,7 +155,7 @@ async def fetch_card(
         TransportError: the server could not be reached.
         ValueError: one of ``trusted_origins`` is not an ``http(s)://`` origin.
     """
-    allowed = trusted(trusted_origins)
+    allowed = trusted(trusted_origins).origins
     tried: list[str] = []
     for card_url in card_urls(url):
         if cache is not None and (card := cache.fresh(card_url)) is not None:
@@ -230,17 +232,15 @@ def choose_binding(
     if elsewhere is not None:
         iface = elsewhere[0]
         allowed = ", ".join(sorted(show_origin(o) for o in origins or ()))
-        there = _origin_or_none(iface.url)
-        hint, untrusted = "a card of your own", ""
-        if there is not None and there[0] in ("http", "https") and there[1]:
-            untrusted = show_origin(there)
-            hint = f"trusted_origins=[{untrusted!r}]"
-        raise AgentCardError(
+        reason = (
             f"the agent offers {iface.protocol_binding} {iface.protocol_version} only at "
             f"{iface.url}, not on the card's origin ({allowed}): not used, so credentials and "
-            f"messages are not sent there (to use it, pass {hint})",
-            untrusted_origin=untrusted,
+            "messages are not sent there"
         )
+        there = _origin_or_none(iface.url)
+        if there is not None and there[0] in ("http", "https") and there[1]:
+            raise AgentCardError(reason, untrusted_origin=show_origin(there))
+        raise AgentCardError(f"{reason} (to use it, pass a card of your own)")
     offered = ", ".join(
         f"{i.protocol_binding} {i.protocol_version}" for i in card.supported_interfaces
     )

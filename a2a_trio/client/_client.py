@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
 from functools import partial
@@ -24,7 +24,15 @@ from ._options import (
 )
 from ._signing import CardVerifier
 from ._stream import EventStream
-from ._transport import ClientStatistics, Origin, Transport, http_errors, origin, trusted
+from ._transport import (
+    ClientStatistics,
+    Origin,
+    Transport,
+    TrustedOrigins,
+    http_errors,
+    origin,
+    trusted,
+)
 
 
 def _as_message(message: m.Message | str, context_id: str, task_id: str) -> m.Message:
@@ -286,7 +294,7 @@ async def open_client(
     reconnect: Reconnect = DEFAULT_RECONNECT,
     card_cache: CardCache | None = None,
     verifier: CardVerifier | None = None,
-    trusted_origins: Sequence[str] = (),
+    trusted_origins: Iterable[str] | TrustedOrigins = (),
     http: httpx.AsyncClient | None = None,
 ) -> AsyncIterator[Client]:
     """Open a client for the agent at a base URL, a card URL, or described by a card.
@@ -314,8 +322,9 @@ async def open_client(
         reconnect: how dropped streams are resumed.
         card_cache: a shared :class:`CardCache`; without one the card is fetched every time.
         verifier: require the card to carry a signature that verifies with one of these keys.
-        trusted_origins: other origins (``"https://api.example.com"``) the card may place its
-            interface on and redirects may lead to; they get the credentials too.
+        trusted_origins: other origins (``"https://api.example.com"``, or a
+            :class:`TrustedOrigins` already parsed) the card may place its interface on and
+            redirects may lead to; they get the credentials too.
         http: an ``httpx.AsyncClient`` to use (not closed here); else one is opened and closed.
             Its ``follow_redirects`` setting is not used: redirects follow the rule above.
 
@@ -327,7 +336,8 @@ async def open_client(
         ValueError: one of ``trusted_origins`` is not an ``http(s)://`` origin.
     """
     extra = dict(headers or {})
-    allowed = trusted(trusted_origins)
+    trust = trusted(trusted_origins)  # read once: the card's fetch gets it as it is
+    allowed = trust.origins
     async with _http_client(http) as client:
         if isinstance(agent, str):
             card = await fetch_card(
@@ -338,7 +348,7 @@ async def open_client(
                 headers=extra,
                 timeouts=timeouts,
                 limits=limits,
-                trusted_origins=trusted_origins,
+                trusted_origins=trust,
             )
             with http_errors(f"fetching the agent card at {agent}"):
                 home: Origin | None = origin(client.build_request("GET", agent).url)

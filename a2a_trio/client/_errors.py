@@ -29,6 +29,7 @@ from ..errors import (
     ERRORS_BY_CODE,
     A2AError,
     AuthenticationRequiredError,
+    FieldError,
     InternalError,
     InvalidParamsError,
     TaskNotFoundError,
@@ -61,15 +62,20 @@ class AgentCardError(ClientError):
 
     ``status_code`` is the HTTP status when the card was refused with one (e.g. 403);
     ``untrusted_origin`` names the origin (``https://host:port``) of the only usable interface
-    when it is on another origin than the card and so was not used.
+    when it is on another origin than the card and so was not used.  The message then ends
+    with the ``trusted_origins=`` value that allows it; ``reason`` is the message without
+    that advice, for a caller that offers the choice in its own words (the CLI's
+    ``--trust-origin``).
     """
 
     def __init__(
-        self, message: str, *, status_code: int | None = None, untrusted_origin: str = ""
+        self, reason: str, *, status_code: int | None = None, untrusted_origin: str = ""
     ) -> None:
+        self.reason = reason
         self.status_code = status_code
         self.untrusted_origin = untrusted_origin
-        super().__init__(message)
+        advice = f" (to use it, pass trusted_origins=[{untrusted_origin!r}])"
+        super().__init__(reason + (advice if untrusted_origin else ""))
 
 
 class RemoteError(A2AError):
@@ -128,8 +134,9 @@ def _error_info(details: Any) -> dict[str, Any] | None:
     return None
 
 
-def _invalid_where(data: Any) -> tuple[str, str]:
-    """``(path, reason)`` of an InvalidParams error's data, if it says.
+def _field_where(data: Any) -> tuple[str, str]:
+    """``(path, reason)`` of a field error's data (InvalidParams, ContentTypeNotSupported), if
+    it says.
 
     v1.0 puts them in the ErrorInfo's ``metadata``; v0.3 servers send ``{path, reason}``.
     """
@@ -142,10 +149,10 @@ def _invalid_where(data: Any) -> tuple[str, str]:
 
 
 def _build(cls: type[A2AError], message: str, data: JsonValue) -> A2AError:
-    if issubclass(cls, InvalidParamsError):
+    if issubclass(cls, FieldError):
         invalid = cls(message)  # the agent's message as sent, not rebuilt from path and reason
         invalid.data = data
-        path, reason = _invalid_where(data)
+        path, reason = _field_where(data)
         invalid.path = path
         invalid.reason = reason or invalid.reason
         return invalid

@@ -53,22 +53,38 @@ def show_origin(value: Origin) -> str:
     return f"{scheme}://{host}" + ("" if DEFAULT_PORTS.get(scheme) == port else f":{port}")
 
 
-def trusted(origins: Iterable[str]) -> frozenset[Origin]:
-    """The origins named by ``trusted_origins=`` (``"https://api.example.com"``).
+@attrs.frozen
+class TrustedOrigins:
+    """Origins besides the agent's own that may receive the credentials and messages.
 
-    Raises:
-        ValueError: one is not an absolute ``http://`` or ``https://`` URL.
+    Made once from URLs (:meth:`parse`) and handed on as it is, so a bad URL is refused before
+    anything is sent and each URL is read once, however many requests consult the origins.
     """
-    parsed = set()
-    for value in origins:
-        try:
-            found = origin(value)
-        except httpx.InvalidURL:
-            found = ("", "", 0)
-        if found[0] not in DEFAULT_PORTS or not found[1]:
-            raise ValueError(f"trusted_origins: {value!r} is not an http:// or https:// origin")
-        parsed.add(found)
-    return frozenset(parsed)
+
+    origins: frozenset[Origin] = frozenset()
+
+    @classmethod
+    def parse(cls, urls: Iterable[str]) -> TrustedOrigins:
+        """The origins of ``urls`` (``"https://api.example.com"``; only the origin counts).
+
+        Raises:
+            ValueError: one is not an absolute ``http://`` or ``https://`` URL.
+        """
+        parsed = set()
+        for value in urls:
+            try:
+                found = origin(value)
+            except httpx.InvalidURL:
+                found = ("", "", 0)
+            if found[0] not in DEFAULT_PORTS or not found[1]:
+                raise ValueError(f"trusted_origins: {value!r} is not an http:// or https:// origin")
+            parsed.add(found)
+        return cls(frozenset(parsed))
+
+
+def trusted(value: Iterable[str] | TrustedOrigins) -> TrustedOrigins:
+    """``trusted_origins=`` as given: already parsed, or URLs parsed now (``ValueError``)."""
+    return value if isinstance(value, TrustedOrigins) else TrustedOrigins.parse(value)
 
 
 async def send_following(

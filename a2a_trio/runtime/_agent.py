@@ -177,8 +177,9 @@ class Agent:
         for index, part in enumerate(message.parts):
             if part.media_type and modes and not accepts_media_type(modes, part.media_type):
                 raise ContentTypeNotSupportedError(
-                    f"parts[{index}]: media type {part.media_type[:100]!r} is not accepted by "
-                    f"skill {skill.id!r} (it accepts {', '.join(modes)})"
+                    f"media type {part.media_type[:100]!r} is not accepted by skill "
+                    f"{skill.id!r} (it accepts {', '.join(modes)})",
+                    path=f"$.params.message.parts[{index}]",
                 )
 
     def card(

@@ -22,7 +22,14 @@ import attrs
 
 from .. import errors
 from .. import model as m
-from ..errors import A2AError, InvalidParamsError, ParseError, Spelling, VersionNotSupportedError
+from ..errors import (
+    A2AError,
+    FieldError,
+    InvalidParamsError,
+    ParseError,
+    Spelling,
+    VersionNotSupportedError,
+)
 from ..wire import V1
 from ._versions import V1_0, VERSION_HEADERS, requested_version
 
@@ -261,11 +268,11 @@ _PARAMS: Final = re.compile(r"\$\.params(?=$|[.\[])")
 _FIRST: Final = re.compile(r"\.(\w+)")
 
 
-def as_sent(
-    error: InvalidParamsError,
+def as_sent[E: FieldError](
+    error: E,
     query: Collection[str],
     spell: Callable[[str], str] | None = None,
-) -> InvalidParamsError:
+) -> E:
     """``error`` naming the field as the REST request carried it.
 
     The decoders and the runtime a REST request shares with JSON-RPC name fields of the
@@ -313,7 +320,7 @@ def error_info(error: A2AError) -> dict[str, Any]:
     """The ``google.rpc.ErrorInfo`` naming ``error``'s A2A reason (A2A v1.0 §9.5, §11)."""
     info: dict[str, Any] = {"@type": ERROR_INFO_TYPE, "reason": _reason(error)}
     info["domain"] = ERROR_DOMAIN
-    if isinstance(error, InvalidParamsError) and error.path:
+    if isinstance(error, FieldError) and error.path:
         info["metadata"] = {"path": error.path, "reason": error.reason}
     return info
 

@@ -21,8 +21,8 @@ from ..errors import (
     A2AError,
     AuthenticationRequiredError,
     ContentTypeNotSupportedError,
+    FieldError,
     InternalError,
-    InvalidParamsError,
 )
 from ..runtime import LogEntry
 from ..wire import dumps, loads
@@ -110,7 +110,7 @@ async def _rest(server: A2AServer) -> Response:
     try:
         return await _serve(server, methods[call.route.method], params, owner)
     except A2AError as error:  # fields named as sent, whoever refused them (docs/bindings.md)
-        if isinstance(error, InvalidParamsError):
+        if isinstance(error, FieldError):
             sent = {name for name, _value in query}
             error = v03_as_sent(error, params, sent) if version == V0_3 else as_sent(error, sent)
         raise error.spelled(binding.spell) from None

@@ -13,7 +13,7 @@ from collections.abc import Collection, Mapping
 from typing import Any, Final
 
 from .. import model as m
-from ..errors import A2AError, InvalidParamsError
+from ..errors import A2AError, FieldError
 from ..wire import V03, V03_PROTO
 from ._rest import (
     PAGE_QUERY,
@@ -127,9 +127,7 @@ def v03_problem(error: A2AError) -> dict[str, Any]:
     return {**problem(error), "type": error_type(error), "message": error.message}
 
 
-def v03_as_sent(
-    error: InvalidParamsError, params: Mapping[str, Any], query: Collection[str]
-) -> InvalidParamsError:
+def v03_as_sent[E: FieldError](error: E, params: Mapping[str, Any], query: Collection[str]) -> E:
     """``error`` naming the field as the client sent it (:func:`~._rest.as_sent`): a field of
     the body spelled with the keys ``params`` (the body, path fields set in) used, as
     :meth:`V03_PROTO.sent_path <a2a_trio.wire.V03ProtoCodec.sent_path>` spells it

@@ -24,6 +24,9 @@ STATES: Final[Mapping[m.TaskState, str]] = {
 }
 """Terminal states; every other state is ``working`` in this dialect (it has no other)."""
 
+ROLES: Final[Mapping[str, m.Role]] = {"user": m.Role.USER, "agent": m.Role.AGENT}
+"""A message's ``role`` as sent; a message without one is the user's."""
+
 RESULT_NAME: Final = "result"
 
 
@@ -126,13 +129,25 @@ def _decode_part(data: Any, path: str) -> m.Part:
     return m.TextPart(text)
 
 
+def _decode_role(data: Any, path: str) -> m.Role:
+    if data is None:
+        return m.Role.USER
+    role = ROLES.get(data) if isinstance(data, str) else None
+    if role is None:
+        raise InvalidParamsError(
+            f"unknown role {str(data)[:40]!r} (one of {', '.join(ROLES)})", path=path
+        )
+    return role
+
+
 def decode_message(
     data: Any, *, session_id: str, skill_id: str, path: str = "$.params.message"
 ) -> m.Message:
-    """The dialect's message (a non-object counts as ``{}``) as a user message for ``skill_id``.
+    """The dialect's message (a non-object counts as ``{}``) as a message for ``skill_id``.
 
     A message without parts becomes one empty data part: the dialect lets clients call a skill
-    with no input, and v1.0 needs at least one part.
+    with no input, and v1.0 needs at least one part.  A message without a role is the user's;
+    its role is otherwise decoded as sent, so the runtime refuses an agent's as on every binding.
     """
     obj = data if isinstance(data, dict) else {}
     raw = obj.get("parts", [])
@@ -142,7 +157,7 @@ def decode_message(
     metadata = obj.get("metadata")
     return m.Message(
         message_id=m.new_id(),
-        role=m.Role.USER,
+        role=_decode_role(obj.get("role"), path + ".role"),
         parts=parts or (m.DataPart({}),),
         context_id=session_id,
         metadata={**(metadata if isinstance(metadata, dict) else {}), "skillId": skill_id},

@@ -339,6 +339,45 @@ async def test_an_unknown_skill_in_the_request_metadata_is_reported_there(
     assert "unknown skill 'nosuch'" in info["reason"]
 
 
+PNG_URL = "https://example.com/a.png"
+V1_PNG = {"url": PNG_URL, "mediaType": "image/png"}
+V03_PNG = {"kind": "file", "file": {"uri": PNG_URL, "mimeType": "image/png"}}
+PROTO_PNG = {"file": {"file_with_uri": PNG_URL, "mime_type": "image/png"}}
+V1_PICTURE = {**SEND["message"], "parts": [{"text": "x"}, V1_PNG]}
+V03_PICTURE = {**V03_MESSAGE, "parts": [{"kind": "text", "text": "x"}, V03_PNG]}
+PROTO_PICTURE = {**PROTO_MESSAGE, "content": [{"text": "x"}, PROTO_PNG]}
+
+
+@pytest.mark.parametrize(
+    ("path", "headers", "body", "where"),
+    [
+        ("/", V1_HEADERS, rpc("SendMessage", {"message": V1_PICTURE}), "$.params.message.parts[1]"),
+        ("/message:send", V1_HEADERS, {"message": V1_PICTURE}, "$.message.parts[1]"),
+        ("/", {}, rpc("message/send", {"message": V03_PICTURE}), "$.params.message.parts[1]"),
+        ("/v1/message:send", {}, {"message": PROTO_PICTURE}, "$.message.content[1]"),
+        ("/v1/message:send", {}, {"request": PROTO_PICTURE}, "$.request.content[1]"),
+        ("/v1/message:send", {}, {"message": V03_PICTURE}, "$.message.parts[1]"),
+    ],
+)
+async def test_a_part_of_a_refused_media_type_is_named_as_sent(
+    http: httpx.AsyncClient, path: str, headers: dict[str, str], body: dict[str, object], where: str
+) -> None:
+    """Before: every binding said ``parts[1]`` in the message text and nowhere else, a name
+    the v0.3 HTTP+JSON client (which sends a message's parts as ``content``) never used."""
+    response = await http.post(path, json=body, headers=headers)
+    error = response.json()["error"]
+    why = "media type 'image/png' is not accepted by skill 'echo' (it accepts text/plain, "
+    why += "application/json)"
+    assert error["message"] == f"{where}: {why}"
+    if "jsonrpc" in response.json():
+        assert (response.status_code, error["code"]) == (200, -32005)
+        info = error["data"] if "A2A-Version" not in headers else error["data"][0]["metadata"]
+    else:
+        assert (response.status_code, reason(response)) == (415, "CONTENT_TYPE_NOT_SUPPORTED")
+        info = error["details"][0]["metadata"]
+    assert info == {"path": where, "reason": why}
+
+
 @pytest.mark.parametrize("method", ["tasks/send", "tasks/sendSubscribe"])
 @pytest.mark.parametrize("key", ["id", "sessionId"])
 async def test_legacy_nul_in_an_id_is_reported_where_it_was_sent(
@@ -351,6 +390,28 @@ async def test_legacy_nul_in_an_id_is_reported_where_it_was_sent(
     assert body["error"]["data"]["path"] == f"$.params.{key}"
     listed = await http.get("/tasks", headers=V1_HEADERS)
     assert listed.json()["totalSize"] == 0
+
+
+@pytest.mark.parametrize(
+    ("role", "reason"),
+    [
+        ("agent", "a client's message must have role user"),
+        ("assistant", "unknown role 'assistant' (one of user, agent)"),
+        (5, "unknown role '5' (one of user, agent)"),
+    ],
+)
+async def test_legacy_message_from_no_user_is_refused_and_its_id_kept_free(
+    http: httpx.AsyncClient, role: object, reason: str
+) -> None:
+    """Before: the dialect took any ``role`` as the user's; v1.0 and v0.3 refuse an agent's."""
+    parts = [{"type": "text", "text": "x"}]
+    params = {"id": "who", "message": {"role": role, "parts": parts}}
+    refused = (await http.post("/echo", json=rpc("tasks/send", params))).json()["error"]
+    assert refused["code"] == -32602
+    assert refused["data"] == {"path": "$.params.message.role", "reason": reason}
+    params = {"id": "who", "message": {"role": "user", "parts": parts}}
+    sent = (await http.post("/echo", json=rpc("tasks/send", params))).json()["result"]
+    assert (sent["id"], sent["status"]["state"]) == ("who", "completed")
 
 
 NUL_CONTEXT = {**SEND["message"], "contextId": "c\x00"}

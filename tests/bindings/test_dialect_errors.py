@@ -3,8 +3,8 @@
 The runtime raises one error for every binding; each binding sends it spelled as its bodies
 are: v1.0 ``TASK_STATE_WORKING``, v0.3 JSON-RPC ``working``, v0.3 HTTP+JSON the v0.3 proto's
 ``TASK_STATE_CANCELLED``.  Codes and HTTP statuses stay those of the error.  The legacy dialect
-meets none of these errors (no follow-ups, an idempotent cancel, a resubscribe that replays a
-finished task): its spelling is checked sans-IO.
+meets only one of these errors, an agent's message from a client (it has no follow-ups, an
+idempotent cancel, a resubscribe that replays a finished task): its spelling is checked sans-IO.
 """
 
 from __future__ import annotations
@@ -122,6 +122,7 @@ def rpc(method: str, params: object) -> dict[str, object]:
 V1_AGENT = {"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": "x"}]}
 V03_AGENT = {"kind": "message", "messageId": "m", "role": "agent", "parts": [{"text": "x"}]}
 PROTO_AGENT = {"messageId": "m", "role": "ROLE_AGENT", "content": [{"text": "x"}]}
+LEGACY_AGENT = {"role": "agent", "parts": [{"type": "text", "text": "x"}]}
 
 
 @pytest.mark.parametrize(
@@ -137,8 +138,23 @@ PROTO_AGENT = {"messageId": "m", "role": "ROLE_AGENT", "content": [{"text": "x"}
         ("/message:send", V1_HEADERS, {"message": V1_AGENT}, "$.message", "ROLE_USER"),
         ("/", {}, rpc("message/send", {"message": V03_AGENT}), "$.params.message", "user"),
         ("/v1/message:send", {}, {"request": PROTO_AGENT}, "$.request", "ROLE_USER"),
+        ("/echo", {}, rpc("tasks/send", {"message": LEGACY_AGENT}), "$.params.message", "user"),
+        (
+            "/echo",
+            {},
+            rpc("tasks/sendSubscribe", {"message": LEGACY_AGENT}),
+            "$.params.message",
+            "user",
+        ),
     ],
-    ids=["v1.0 JSON-RPC", "v1.0 HTTP+JSON", "v0.3 JSON-RPC", "v0.3 HTTP+JSON"],
+    ids=[
+        "v1.0 JSON-RPC",
+        "v1.0 HTTP+JSON",
+        "v0.3 JSON-RPC",
+        "v0.3 HTTP+JSON",
+        "legacy tasks/send",
+        "legacy tasks/sendSubscribe",
+    ],
 )
 async def test_an_agent_message_from_a_client(
     http: httpx.AsyncClient,
@@ -148,12 +164,13 @@ async def test_an_agent_message_from_a_client(
     where: str,
     user: str,
 ) -> None:
-    """Before: ``ROLE_USER`` to every binding, a role the v0.3 JSON-RPC client cannot send."""
+    """Before: ``ROLE_USER`` to every binding, a role the v0.3 JSON-RPC client cannot send;
+    the legacy dialect took an agent's message as the user's."""
     response = await http.post(path, json=body, headers=headers)
     error = response.json()["error"]
     reason = f"a client's message must have role {user}"
     assert error["message"] == f"{where}.role: {reason}"
-    if path == "/":
+    if "jsonrpc" in response.json():
         assert (response.status_code, error["code"]) == (200, -32602)
         data = error["data"] if "A2A-Version" not in headers else error["data"][0]["metadata"]
     else:

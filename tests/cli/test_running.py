@@ -5,7 +5,8 @@ from __future__ import annotations
 import ssl
 from itertools import pairwise
 
-from a2a_trio._cli._running import describe
+from a2a_trio._cli._running import describe, in_cli_terms
+from a2a_trio.client import AgentCardError
 
 
 def chained(*errors: BaseException) -> BaseException:
@@ -33,3 +34,16 @@ def test_tls_failures_are_named() -> None:
         "fetching x: TLS handshake failed: [SSL: WRONG_VERSION_NUMBER] wrong version number"
         " (is it a plain http:// server?)"
     )
+
+
+def test_the_trust_origin_advice_is_built_from_the_error_not_from_its_text() -> None:
+    """Before: the command found ``trusted_origins=[...]`` in the client's message and replaced
+    it; an error carrying the origin in another wording got no advice at all."""
+    reason = "the agent offers JSONRPC 1.0 only at https://api.example.com/rpc: not used"
+    error = AgentCardError(reason, untrusted_origin="https://api.example.com")
+    assert error.reason == reason
+    assert str(error) == f"{reason} (to use it, pass trusted_origins=['https://api.example.com'])"
+    assert in_cli_terms(error, credentials=False) == (
+        f"{reason} (to use it, pass --trust-origin https://api.example.com)"
+    )
+    assert in_cli_terms(AgentCardError(reason), credentials=False) == reason

@@ -12,6 +12,7 @@ from a2a_trio.errors import (
     ERRORS_BY_CODE,
     A2AError,
     AuthenticationRequiredError,
+    ContentTypeNotSupportedError,
     InternalError,
     InvalidParamsError,
     MethodNotFoundError,
@@ -122,6 +123,18 @@ def test_invalid_params_carry_the_agents_path_and_reason(data: JsonValue) -> Non
     rest = rest_error(400, "INVALID_ARGUMENT", "bad", data)
     assert isinstance(rest, InvalidParamsError)
     assert (rest.path, rest.reason) == ("$.params.pageSize", "must be 1 to 100")
+
+
+def test_a_refused_media_type_carries_the_part_it_names() -> None:
+    """Before: the part was named in the message text only, never in ``path``."""
+    reason = "media type 'image/png' is not accepted by skill 'echo'"
+    rpc_path, rest_path = "$.params.message.parts[1]", "$.request.content[1]"
+    rpc = remote_error(-32005, f"{rpc_path}: {reason}", {"path": rpc_path, "reason": reason})
+    details = info("CONTENT_TYPE_NOT_SUPPORTED", path=rest_path, reason=reason)
+    rest = rest_error(415, "INVALID_ARGUMENT", f"{rest_path}: {reason}", details)
+    for error, path in ((rpc, rpc_path), (rest, rest_path)):
+        assert isinstance(error, ContentTypeNotSupportedError)
+        assert (error.path, error.reason, error.message) == (path, reason, f"{path}: {reason}")
 
 
 def test_invalid_params_without_a_path_keep_the_message_as_reason() -> None:

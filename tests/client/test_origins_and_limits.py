@@ -8,7 +8,7 @@ asked for) and ``other`` (somewhere a hostile card or redirect points to).
 from __future__ import annotations
 
 import tracemalloc
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 
 import httpx
@@ -23,6 +23,7 @@ from a2a_trio.client import (
     InvalidResponseError,
     Limits,
     TransportError,
+    TrustedOrigins,
     fetch_card,
     open_client,
 )
@@ -172,6 +173,26 @@ async def test_redirect_to_a_trusted_origin_is_followed() -> None:
     assert secrets(other) == [{"authorization": "Bearer T"}] * 2
 
 
+@pytest.mark.parametrize(
+    "given",
+    [lambda url: iter([url]), lambda url: TrustedOrigins.parse([url])],
+    ids=["a one-shot iterator", "parsed beforehand"],
+)
+async def test_trusted_origins_are_read_once(given: Callable[[str], Iterable[str]]) -> None:
+    """Before: ``open_client`` read ``trusted_origins`` to check it, and the card's fetch read
+    it again, so an iterator was empty by then and the redirect to its origin was refused."""
+    async with open_other() as other:
+
+        async def moved(request: Request, reply: Reply) -> None:
+            await reply.redirect(302, other.url + "/.well-known/agent-card.json")
+
+        async with open_stub_agent(moved) as home, httpx.AsyncClient() as http:
+            async with open_client(home.url + "/a", trusted_origins=given(other.url)) as client:
+                assert client.interface.url == other.url + "/rpc"
+            card = await fetch_card(http, home.url + "/a", trusted_origins=given(other.url))
+            assert card.supported_interfaces[0].url == other.url + "/rpc"
+
+
 # --- where the card's interface is ---------------------------------------------------------
 
 
@@ -240,6 +261,8 @@ async def test_trusted_origins_must_be_http_origins(bad: str) -> None:
     with pytest.raises(ValueError, match="trusted_origins"):
         async with open_client("http://127.0.0.1:1", trusted_origins=[bad]):
             pass
+    with pytest.raises(ValueError, match="trusted_origins"):
+        TrustedOrigins.parse(["https://fine.example.com", bad])
 
 
 # --- how much is read ----------------------------------------------------------------------
