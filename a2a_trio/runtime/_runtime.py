@@ -552,8 +552,9 @@ class TaskRuntime:
         up at the next tick, so one slow write cannot hold back the others past the lease.
 
         A tick that came over a lease after the one before (this process was stalled:
-        paused, swapped out) or whose own touches failed or ran out of time (the store was
-        stalled, for the other replicas too) recovers nothing, and neither does the tick after
+        paused, swapped out) or whose own writes failed or ran out of time (the store was
+        stalled, for the other replicas too; a tick writes even when it runs nothing) recovers
+        nothing, and neither does the tick after
         it: the tasks that look left then are as likely a live peer's that could not touch
         them either, and the peers get a tick's time to touch them again.  Skipping only
         delays a recovery."""
@@ -566,7 +567,8 @@ class TaskRuntime:
             answered = False
             with trio.move_on_after(lease / 3) as window:
                 answered = await keep_leases(self.store, list(self._jobs.values()))
-            stalled = stalled or not answered or window.cancelled_caught
+            # Past the deadline: cut short, or a write ended late (it cannot be cancelled).
+            stalled = stalled or not answered or trio.current_time() >= window.deadline
             clean = 0 if stalled else clean + 1
             if self.config.recover_unfinished and clean >= 2:
                 await self._recover()
