@@ -117,11 +117,12 @@ class Job:
         """A lease tick for this job alone: freshen the stored task's write time
         (``touch_task``), so no replica takes it for a crashed one's, if it is still at the
         version this job last wrote; a task waiting for input is only checked (nobody recovers
-        it).  The tick touches the tasks of jobs no write holds together instead
-        (:meth:`hold_for_touch`), and comes here for the others and to look again at a task
-        that moved.  A task that moved on
-        without this job stops it (:meth:`_supersede`).  Under the write lock, so the job's
-        own writes never look like another replica's."""
+        it).  A task that moved on without this job stops it (:meth:`_supersede`).  Under the
+        write lock, so the job's own writes never look like another replica's.
+
+        A tick touches the tasks of the jobs no write holds together instead
+        (:meth:`hold_for_touch`); it comes here for a job whose write was under way, and to
+        look again at a task the batch did not touch."""
         await self._acquire()
         try:
             if self.superseded or self.done.is_set():
