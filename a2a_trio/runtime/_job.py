@@ -13,7 +13,7 @@ import trio
 
 from .. import model as m
 from ..errors import ConcurrencyError, TaskNotFoundError
-from ..store import CallerScope, SequencedEvent, TaskStore, TaskUpdate
+from ..store import CallerScope, SequencedEvent, TaskAtVersion, TaskStore, TaskUpdate
 from ._agent import Skill
 from ._content import check_update
 from ._eventlog import EventLog, EventLogLimits
@@ -114,11 +114,15 @@ class Job:
         return True
 
     async def keep_lease(self) -> None:
-        """A lease tick: freshen the stored task's write time (``touch_task``), so no replica
-        takes it for a crashed one's, if it is still at the version this job last wrote; a
-        task waiting for input is only checked (nobody recovers it).  A task that moved on
-        without this job stops it (:meth:`_supersede`).  Under the write lock, so the job's
-        own writes never look like another replica's."""
+        """A lease tick for this job alone: freshen the stored task's write time
+        (``touch_task``), so no replica takes it for a crashed one's, if it is still at the
+        version this job last wrote; a task waiting for input is only checked (nobody recovers
+        it).  A task that moved on without this job stops it (:meth:`_supersede`).  Under the
+        write lock, so the job's own writes never look like another replica's.
+
+        A tick touches the tasks of the jobs no write holds together instead
+        (:meth:`hold_for_touch`); it comes here for a job whose write was under way, and to
+        look again at a task the batch did not touch."""
         await self._acquire()
         try:
             if self.superseded or self.done.is_set():
@@ -133,6 +137,23 @@ class Job:
                 await self._supersede()
         finally:
             self._release()
+
+    def hold_for_touch(self) -> TaskAtVersion | None:
+        """Take the write lock, without waiting, for a lease touch made together with other
+        jobs' (``TaskStore.touch_tasks``): the task at the version this job last wrote.
+        ``None``, the lock not taken, when a write holds it or the job stopped: then
+        :meth:`keep_lease` touches alone, after that write, or finds out.  Held until
+        :meth:`release_after_touch` (from the same trio task), so the job's next write comes
+        after the touch and after the store has noted it (which keeps the SQL stores'
+        one-statement writes of a running task going)."""
+        if self.superseded or self.done.is_set() or self._lock.locked():
+            return None
+        self._lock.acquire_nowait()
+        return TaskAtVersion(self.scope, self.id, self.version)
+
+    def release_after_touch(self) -> None:
+        """The touch :meth:`hold_for_touch` held the write lock for is over."""
+        self._release()
 
     async def _supersede(self) -> None:
         """The task moved on without this job (another replica cancelled, re-ran or resumed

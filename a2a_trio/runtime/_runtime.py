@@ -64,6 +64,7 @@ from ._context import TaskContext
 from ._eventlog import EventLog, EventLogLimits, LogEntry, ReplayGap, Subscription
 from ._follow import FollowedTask, StoreFollower, stored_snapshot
 from ._job import Job, bound_to, update_events
+from ._lease import keep_leases
 from ._outcome import (
     INTERNAL_FAILURE,
     TaskFailed,
@@ -546,15 +547,14 @@ class TaskRuntime:
     async def _keep_leases(self, lease: float) -> None:
         """Every third of ``lease``: freshen this replica's running tasks in the store (a touch,
         which changes no version, so another replica's cancel is not refused for it) and check
-        that each job's task, waiting ones included, has not moved on elsewhere; then recover
-        what crashed replicas left.  The checks run side by side and give up at the next tick,
-        so one slow write cannot hold back the others past the lease; the running jobs go
-        first, then the waiting jobs' tasks are read together and only those that moved are
-        checked one by one.
+        that each job's task, waiting ones included, has not moved on elsewhere
+        (:func:`keep_leases`); then recover what crashed replicas left.  The store work gives
+        up at the next tick, so one slow write cannot hold back the others past the lease.
 
         A tick that came over a lease after the one before (this process was stalled:
-        paused, swapped out) or whose own touches failed or ran out of time (the store was
-        stalled, for the other replicas too) recovers nothing, and neither does the tick after
+        paused, swapped out) or whose own writes failed or ran out of time (the store was
+        stalled, for the other replicas too; a tick writes even when it runs nothing) recovers
+        nothing, and neither does the tick after
         it: the tasks that look left then are as likely a live peer's that could not touch
         them either, and the peers get a tick's time to touch them again.  Skipping only
         delays a recovery."""
@@ -564,30 +564,14 @@ class TaskRuntime:
             await trio.sleep(lease / 3)
             stalled = trio.current_time() - previous > lease
             previous = trio.current_time()
-            failed: set[Job] = set()
+            answered = False
             with trio.move_on_after(lease / 3) as window:
-                async with trio.open_nursery() as checks:
-                    for job in list(self._jobs.values()):
-                        if not job.waiting_for_input:
-                            checks.start_soon(self._keep_lease, job, failed)
-                async with trio.open_nursery() as checks:
-                    for job in await _moved_waiting_jobs(self.store, self._jobs.values()):
-                        checks.start_soon(self._keep_lease, job, failed)
-            stalled = stalled or window.cancelled_caught or bool(failed)
+                answered = await keep_leases(self.store, list(self._jobs.values()))
+            # Past the deadline: cut short, or a write ended late (it cannot be cancelled).
+            stalled = stalled or not answered or trio.current_time() >= window.deadline
             clean = 0 if stalled else clean + 1
             if self.config.recover_unfinished and clean >= 2:
                 await self._recover()
-
-    async def _keep_lease(self, job: Job, failed: set[Job]) -> None:
-        """Freshen ``job``'s task, or stop the job when its task moved on elsewhere.  An
-        unavailable store (the job goes into ``failed``), or a task deleted meanwhile, waits
-        for the next tick."""
-        try:
-            await job.keep_lease()
-        except StoreUnavailableError:
-            failed.add(job)
-        except TaskNotFoundError:
-            pass
 
     def _superseded(self, job: Job) -> None:
         """``job``'s task moved on without it (its lease tick or a refused write found out,
@@ -817,23 +801,6 @@ class TaskRuntime:
             return job.log
         kept = self._finished.get(task_id)
         return kept[1] if kept is not None and kept[0] == scope else None
-
-
-async def _moved_waiting_jobs(store: TaskStore, jobs: Iterable[Job]) -> list[Job]:
-    """Those of ``jobs`` waiting for input whose task is not at the version they know: one
-    ``task_versions`` read per caller scope, not one read per job (an unavailable store leaves
-    that scope's jobs to the next tick).  Read without the jobs' locks, so a job that wrote
-    meanwhile is only checked again, under its lock, by ``TaskRuntime._keep_lease``."""
-    by_scope: dict[CallerScope, list[Job]] = {}
-    for job in jobs:
-        if job.waiting_for_input:
-            by_scope.setdefault(job.scope, []).append(job)
-    moved: list[Job] = []
-    for scope, waiting in by_scope.items():
-        with contextlib.suppress(StoreUnavailableError):
-            versions = await store.task_versions(scope, [job.id for job in waiting])
-            moved += [job for job in waiting if versions.get(job.id) != job.version]
-    return moved
 
 
 def _completion(task: m.Task, value: Any) -> TaskUpdate:

@@ -14,7 +14,9 @@
   take the events a write produced (``events=``) and log them in the same transaction, so the
   task and its log never disagree; a refused event refuses the whole write.
 - ``touch_task`` marks a task freshly written without changing it (a replica's lease on the
-  tasks it runs), if it is still at the version the caller knows; ``task_version`` (and
+  tasks it runs), if it is still at the version the caller knows; ``touch_tasks`` does so for
+  many tasks, of any scopes, in one write transaction (a replica's lease tick touches all its
+  running tasks together), and makes that write even for none; ``task_version`` (and
   ``task_versions``, for many tasks in one read) and ``last_event_seq`` are the cheap reads that
   tell whether a task moved on, and where its log goes on.
 - ``list_unfinished`` finds non-terminal tasks across all scopes (restart recovery);
@@ -112,6 +114,16 @@ class TaskUpdate:
 
 
 @attrs.frozen
+class TaskAtVersion:
+    """A task as a caller last wrote it: its scope, its id and its version (what
+    ``touch_tasks`` touches, only if the task is still so)."""
+
+    scope: CallerScope
+    task_id: str
+    version: int
+
+
+@attrs.frozen
 class StoredTask:
     """A task as stored, with its optimistic-concurrency version and last update time."""
 
@@ -204,6 +216,17 @@ class TaskStore(Protocol):
         Whether it was (``False``: it changed since, or is gone).  A replica holds its lease on
         a running task this way without bumping the version another replica's
         ``expected_version`` write (a cancel) was read against.
+        """
+        ...
+
+    async def touch_tasks(self, tasks: Collection[TaskAtVersion]) -> set[TaskAtVersion]:
+        """``touch_task`` for each of ``tasks`` that is at its version in its scope, all in
+        one write transaction; the ones touched.
+
+        The transaction is made even when ``tasks`` is empty (it takes the store's write lock
+        and releases it): a replica's lease tick makes one whatever it runs, so a stalled store
+        (a write lock held elsewhere, an unreachable server) times it out or fails it, and the
+        replica does not take its peers' tasks, which they could not touch either, for left.
         """
         ...
 

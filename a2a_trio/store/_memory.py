@@ -22,6 +22,7 @@ from ._base import (
     ScopedTask,
     SequencedEvent,
     StoredTask,
+    TaskAtVersion,
     TaskPage,
     TaskQuery,
     TaskUpdate,
@@ -130,11 +131,18 @@ class MemoryTaskStore:
         return row.stored
 
     async def touch_task(self, scope: CallerScope, task_id: str, *, expected_version: int) -> bool:
-        row = self._row(scope, task_id)
-        if row is None or row.stored.version != expected_version:
-            return False
-        row.stored = attrs.evolve(row.stored, updated_at=m.utcnow())  # its listing place stays
-        return True
+        task = TaskAtVersion(scope, task_id, expected_version)
+        return task in await self.touch_tasks([task])
+
+    async def touch_tasks(self, tasks: Collection[TaskAtVersion]) -> set[TaskAtVersion]:
+        now = m.utcnow()
+        touched = set[TaskAtVersion]()
+        for task in tasks:
+            row = self._row(task.scope, task.task_id)
+            if row is not None and row.stored.version == task.version:
+                row.stored = attrs.evolve(row.stored, updated_at=now)  # its listing place stays
+                touched.add(task)
+        return touched
 
     async def task_version(self, scope: CallerScope, task_id: str) -> int | None:
         row = self._row(scope, task_id)

@@ -40,6 +40,7 @@ from ._base import (
     ScopedTask,
     SequencedEvent,
     StoredTask,
+    TaskAtVersion,
     TaskPage,
     TaskQuery,
     TaskUpdate,
@@ -443,27 +444,46 @@ class SqlTaskStore:
         )
 
     async def touch_task(self, scope: CallerScope, task_id: str, *, expected_version: int) -> bool:
-        if not storable(task_id, scope.tenant, scope.owner):
-            return False
-        select = (
-            "SELECT version, updated_us FROM a2a_tasks WHERE id = ? AND tenant = ? AND owner = ?"
-            + self._dialect.lock_row
-        )
+        task = TaskAtVersion(scope, task_id, expected_version)
+        return task in await self.touch_tasks([task])
+
+    async def touch_tasks(self, tasks: Collection[TaskAtVersion]) -> set[TaskAtVersion]:
+        asked = {
+            task for task in tasks if storable(task.task_id, task.scope.tenant, task.scope.owner)
+        }
+        # Rows locked in one order, so two replicas' batches never deadlock.
+        ids = sorted({task.task_id for task in asked})
         now_us = to_micros(m.utcnow())
 
-        def touch(tx: Tx) -> int | None:
-            """The row's write time before the touch; ``None``, untouched, at another version."""
-            row = tx.run(select, (task_id, scope.tenant, scope.owner)).fetchone()
-            if row is None or row[0] != expected_version:
-                return None
-            tx.run("UPDATE a2a_tasks SET updated_us = ? WHERE id = ?", (now_us, task_id))
-            return int(row[1])
+        def touch(tx: Tx) -> list[tuple[TaskAtVersion, int]]:
+            """The tasks touched, each with its row's write time before the touch."""
+            touched: list[tuple[TaskAtVersion, int]] = []
+            for start in range(0, len(ids), IDS_PER_QUERY):
+                chunk = ids[start : start + IDS_PER_QUERY]
+                rows = tx.run(
+                    "SELECT id, tenant, owner, version, updated_us FROM a2a_tasks"
+                    f" WHERE id IN ({', '.join('?' * len(chunk))}) ORDER BY id"
+                    + self._dialect.lock_row,
+                    chunk,
+                ).fetchall()
+                found = (
+                    (TaskAtVersion(CallerScope(tenant, owner), task_id, version), before_us)
+                    for task_id, tenant, owner, version, before_us in rows
+                )
+                at = [(task, int(before_us)) for task, before_us in found if task in asked]
+                if at:
+                    tx.run(
+                        "UPDATE a2a_tasks SET updated_us = ?"
+                        f" WHERE id IN ({', '.join('?' * len(at))})",
+                        (now_us, *(task.task_id for task, _before_us in at)),
+                    )
+                touched += at
+            return touched
 
-        before_us = await self._driver.write(touch)
-        if before_us is None:
-            return False
-        self._written.touched(task_id, expected_version, before_us, now_us)
-        return True
+        touched = await self._driver.write(touch)
+        for task, before_us in touched:
+            self._written.touched(task.task_id, task.version, before_us, now_us)
+        return {task for task, _before_us in touched}
 
     async def task_version(self, scope: CallerScope, task_id: str) -> int | None:
         if not storable(task_id, scope.tenant, scope.owner):

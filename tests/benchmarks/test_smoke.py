@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 import followers
+import leases
 import trio
 from loadbench import payloads
 from loadbench.held import StreamPool
@@ -116,3 +117,10 @@ async def test_followers_script_counts_the_followed_reads() -> None:
     reads = int(line.removeprefix(prefix).split()[0])
     assert reads > 0  # the task wrote while counted, so the followers read the store
     assert "'last_event_seq': " in line and "'load_events': " in line
+
+
+async def test_leases_script_times_a_tick_of_one_write(tmp_path: Path) -> None:
+    """``benchmarks/leases.py`` runs: a tick at a replica running 5 jobs is timed, and its
+    writes counted: one, the 5 touches together."""
+    row = await leases.measure("sqlite", f"sqlite:///{tmp_path / 'tasks.db'}", 5, 2)
+    assert (row.backend, row.jobs, row.writes) == ("sqlite", 5, 1)

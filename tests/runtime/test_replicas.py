@@ -7,9 +7,11 @@ tests wait on events and streams, never for a fixed time.
 from __future__ import annotations
 
 import logging
+import sqlite3
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
+from contextlib import asynccontextmanager, closing
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -28,6 +30,7 @@ from a2a_trio.store import (
     MemoryTaskStore,
     SequencedEvent,
     StoredTask,
+    TaskAtVersion,
     TaskStore,
     TaskUpdate,
     open_store,
@@ -233,6 +236,12 @@ class Touches(Proxy):
         self.touched.set()
         return touched
 
+    async def touch_tasks(self, tasks: Collection[TaskAtVersion]) -> set[TaskAtVersion]:
+        touched = await self.store.touch_tasks(tasks)
+        if tasks:
+            self.touched.set()
+        return touched
+
     async def update_task(
         self, scope: CallerScope, task_id: str, update: TaskUpdate, **kwargs: Any
     ) -> StoredTask:
@@ -275,9 +284,19 @@ class CutOff(Proxy):
     cut = False
 
     async def touch_task(self, scope: CallerScope, task_id: str, *, expected_version: int) -> bool:
-        if self.cut and await self.store.task_version(scope, task_id) == expected_version:
-            raise StoreUnavailableError("the database link hangs")
+        await self._reachable([TaskAtVersion(scope, task_id, expected_version)])
         return await self.store.touch_task(scope, task_id, expected_version=expected_version)
+
+    async def touch_tasks(self, tasks: Collection[TaskAtVersion]) -> set[TaskAtVersion]:
+        await self._reachable(tasks)
+        return await self.store.touch_tasks(tasks)
+
+    async def _reachable(self, tasks: Collection[TaskAtVersion]) -> None:
+        """Raise while ``cut``, unless no task is still as this replica last wrote it."""
+        if self.cut:
+            for task in tasks:
+                if await self.store.task_version(task.scope, task.task_id) == task.version:
+                    raise StoreUnavailableError("the database link hangs")
 
 
 class WrittenBetween(Proxy):
@@ -745,3 +764,28 @@ async def test_a_replica_stalled_past_the_lease_recovers_nothing_at_once(shared_
         await trio.sleep(2 * LEASED.recovery_lease)
         assert not runs_a.started[1].is_set() and not runs_b.started[1].is_set()
         assert first.statistics().running_jobs == second.statistics().running_jobs == 1
+
+
+async def test_a_replica_running_nothing_recovers_nothing_while_the_store_is_stalled(
+    tmp_path: Path,
+) -> None:
+    """A third connection holds the SQLite file's write lock for longer than the lease (as a
+    paused process would): the replica that runs nothing finds its tick's write held too, so
+    it does not take the peer's task, which the peer could not touch either, for left.
+    Before, it wrote nothing at its ticks, saw a clean store and re-ran the live task."""
+    url = f"sqlite:///{tmp_path / 'tasks.db'}"
+    async with two_stores(url) as (store_a, store_b, nursery):
+        running = await replica(nursery, store_a, agent=lost)
+        text = f"quiet {m.new_id()}"
+        quiet_runs[text] = runs = Quiet()
+        await started(running, text, "quiet")
+        await runs.started[0].wait()
+        idle = await replica(nursery, store_b, agent=lost)
+        with closing(sqlite3.connect(tmp_path / "tasks.db", check_same_thread=False)) as third:
+            await trio.to_thread.run_sync(third.execute, "BEGIN IMMEDIATE")
+            await trio.sleep(3 * LEASED.recovery_lease)
+            third.rollback()
+        await trio.sleep(2 * LEASED.recovery_lease)
+        assert not runs.started[1].is_set()
+        assert running.statistics().running_jobs == 1
+        assert idle.statistics().running_jobs == 0

@@ -26,6 +26,7 @@ from a2a_trio.store import (
     ArtifactWrite,
     CallerScope,
     Retention,
+    TaskAtVersion,
     TaskQuery,
     TaskStore,
     TaskUpdate,
@@ -329,6 +330,39 @@ async def test_a_touch_finds_no_task_of_another_caller_or_none_at_all(store: Tas
         assert await store.touch_task(scope, lookup, expected_version=1) is False
         assert await store.task_version(scope, lookup) is None
     assert await store.load_task(ALICE, task_id) == created
+
+
+async def test_touch_tasks_touches_those_at_their_version_in_one_call(store: TaskStore) -> None:
+    """A lease tick's batch: more tasks than one query takes, of several callers; a task at
+    another version, deleted, or asked for under another caller is left as it is."""
+    created = [
+        await store.create_task(ANONYMOUS, a_task(f"task {number}"))
+        for number in range(IDS_PER_QUERY + 5)
+    ]
+    created.append(await store.create_task(ALICE, a_task()))
+    moved, deleted, not_mine = (stored.task.id for stored in created[:3])
+    written = await store.update_task(ANONYMOUS, moved, TaskUpdate(state=S.WORKING))
+    assert await store.delete_task(ANONYMOUS, deleted)
+    mark = await a_moment_after(written.updated_at)
+    asked = [TaskAtVersion(ANONYMOUS, stored.task.id, 1) for stored in created]
+    asked[2] = TaskAtVersion(MALLORY, not_mine, 1)
+    asked[-1] = TaskAtVersion(ALICE, created[-1].task.id, 1)
+    asked.append(TaskAtVersion(ALICE, "x\x00", 1))
+    assert await store.touch_tasks(asked) == {*asked[3:-1]}
+    for task, stored in zip(asked[3:-1], created[3:], strict=True):
+        fresh = await store.load_task(task.scope, task.task_id)
+        assert fresh is not None and fresh.updated_at >= mark
+        assert (fresh.task, fresh.version) == (stored.task, 1)
+    assert await store.load_task(ANONYMOUS, not_mine) == created[2]
+    assert await store.load_task(ANONYMOUS, moved) == written
+    assert await store.load_task(ANONYMOUS, deleted) is None
+
+
+async def test_touch_tasks_of_none_touches_nothing(store: TaskStore) -> None:
+    created = await store.create_task(ANONYMOUS, a_task())
+    await a_moment_after(created.updated_at)
+    assert await store.touch_tasks([]) == set()
+    assert await store.load_task(ANONYMOUS, created.task.id) == created
 
 
 async def test_task_version_follows_writes_and_not_touches(store: TaskStore) -> None:

@@ -16,6 +16,7 @@ from a2a_trio.store import (
     ANONYMOUS,
     ArtifactWrite,
     Retention,
+    TaskAtVersion,
     TaskUpdate,
     _postgres,
     _sql,
@@ -269,6 +270,25 @@ async def test_a_touch_keeps_a_running_tasks_memory_current(
         )
         assert decoded == []
         assert stored.version == 3
+
+
+async def test_touching_tasks_together_keeps_each_ones_memory_current(
+    sql_backend: Backend, decoded: list[str]
+) -> None:
+    """As a lone touch: a lease tick's batch leaves every touched task's next write free of
+    reading the document."""
+    async with open_store(sql_backend.url) as store:
+        tasks = [(await store.create_task(ANONYMOUS, a_task())).task for _ in range(3)]
+        for task in tasks:
+            await store.update_task(ANONYMOUS, task.id, TaskUpdate(state=S.WORKING))
+        asked = {TaskAtVersion(ANONYMOUS, task.id, 2) for task in tasks}
+        assert await store.touch_tasks(asked) == asked
+        for task in tasks:
+            stored = await store.update_task(
+                ANONYMOUS, task.id, TaskUpdate(messages=(agent_says("x"),)), expected_version=2
+            )
+            assert stored.version == 3
+        assert decoded == []
 
 
 async def test_a_touch_of_a_recreated_task_leaves_the_old_memory_stale(
