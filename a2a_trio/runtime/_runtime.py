@@ -397,8 +397,10 @@ class TaskRuntime:
 
         Where neither holds every event after ``after`` any more (the store keeps the newest
         ``max_events_per_task``), the stream starts over from a snapshot of the task instead,
-        so a client never gets an artifact chunk without its start.  An id past the task's
-        last event was never sent: ``InvalidParamsError``.
+        so a client never gets an artifact chunk without its start.  An id past the live
+        log's last event may have been sent by another replica, which follows the store: the
+        job here stored it and has yet to publish it (``_resume_ahead``).  An id past the
+        stored log's last event was never sent: ``InvalidParamsError``.
 
         With no job for the task here, what the store logs after the replay (or the snapshot,
         or ``after`` itself when the client has every event) follows until a terminal state,
@@ -409,6 +411,8 @@ class TaskRuntime:
         if log is not None and log.closed:
             await self._load(scope, task_id)  # a kept log outlives a purge or delete
         if log is not None:
+            if after > log.last_seq:
+                return await self._resume_ahead(scope, task_id, log, after)
             _check_sent(after, log.last_seq, task_id)
             with contextlib.suppress(ReplayGap):
                 return self._live_stream(scope, task_id, [], log.subscribe(after=after))
@@ -439,6 +443,25 @@ class TaskRuntime:
             return following
         head = await self._stored_head(scope, task_id)
         return self._from_store(scope, task_id, [head], head.seq)
+
+    async def _resume_ahead(
+        self, scope: CallerScope, task_id: str, log: EventLog, after: int
+    ) -> TaskStream:
+        """A resume from an event past ``log``'s last one, which the store may hold already:
+        the job here stores each event before it publishes it, and meanwhile another replica,
+        following the store, can send it to a client who then resumes here.  The stream then
+        goes on with the live events after ``after``: it subscribes to the log now and skips
+        the events up to ``after`` when they are published (or, should the job be superseded
+        first, follows the store from ``after``), so it neither waits here nor repeats one.
+
+        Raises ``InvalidParamsError`` when the store has no such event either: never sent.
+        """
+        _check_sent(after, await self.store.last_event_seq(scope, task_id), task_id)
+        if after <= log.last_seq:  # published while the store was read: the usual resume
+            return await self._resume(scope, task_id, after)
+        live = log.subscribe(after=log.last_seq)
+        live.skip_through(after)
+        return self._live_stream(scope, task_id, [], live)
 
     # --- starting and continuing tasks ----------------------------------------------------
 
