@@ -4,9 +4,9 @@ Requests hand jobs to this nursery and return (``returnImmediately``), wait for 
 (blocking send) or follow its event log (streams); a stream of a task no job runs here follows
 the stored log instead, polling it in the stream's own task (``StoreFollower``; the streams of
 one task share its polls), and so does a stream of a job here superseded by another replica,
-from its last event on.  A request's
-cancellation (a client gone) never reaches a job; ``cancel`` does, through the job's own scope,
-and the handler's cleanup runs.
+from its last event on, and a blocking send waiting for such a job's task, with the task's
+streams.  A request's cancellation (a client gone) never reaches a job; ``cancel`` does,
+through the job's own scope, and the handler's cleanup runs.
 
 Ownership::
 
@@ -73,7 +73,7 @@ from ._outcome import (
     value_to_parts,
 )
 from ._parked import DEFAULT_POLL_INTERVAL, JobCanceled, is_job_handle, poll_job
-from ._stream import TaskStream
+from ._stream import TaskStream, ends_stream
 
 logger = logging.getLogger("a2a_trio.runtime")
 
@@ -155,7 +155,8 @@ class RuntimeStatistics:
     store_followers: int
     """Of ``stream_subscribers``, the streams following a task through the store (no job
     runs it here, or its job here was superseded): the streams of one task share its reads,
-    one every ``RuntimeConfig.follow_interval``."""
+    one every ``RuntimeConfig.follow_interval``, with the blocking sends waiting for it (not
+    counted here)."""
 
 
 class TaskRuntime:
@@ -215,13 +216,32 @@ class TaskRuntime:
     async def _settled(self, scope: CallerScope, job: Job) -> m.Task:
         """The task once terminal or waiting for input, what a blocking send returns.  A job
         superseded meanwhile (another replica re-ran or recovered its task) leaves the task
-        running there: it is then read from the store every ``follow_interval`` until it is
-        settled, as a stream here follows it."""
+        running there: it is then followed through the store until it settles there
+        (``_settled_elsewhere``)."""
         task = await job.wait_settled()
-        while job.superseded and not m.is_settled(task.status.state):
-            await trio.sleep(self.config.follow_interval)
-            task = (await self._load(scope, task.id)).task
+        if job.superseded and not m.is_settled(task.status.state):
+            return await self._settled_elsewhere(scope, task.id)
         return task
+
+    async def _settled_elsewhere(self, scope: CallerScope, task_id: str) -> m.Task:
+        """A task no job runs here, once it is terminal or waiting for input: read with its
+        last event number, then followed through the store after that number as its streams
+        here follow it, sharing their polls (``FollowedTask``: one per ``follow_interval``
+        for all of them), until an event settles it; then read again, and followed on should
+        it have moved on meanwhile (a follow-up elsewhere).  ``TaskNotFoundError`` once it is
+        gone."""
+        while True:
+            head = await self._stored_head(scope, task_id)
+            assert isinstance(head.event, m.Task)
+            if m.is_settled(head.event.status.state):
+                return head.event
+            follower = self._follower(scope, task_id, head.seq, stream=False)
+            try:
+                with contextlib.suppress(trio.EndOfChannel):  # gone: the next read says so
+                    while not ends_stream((await follower.receive()).event, stop_on_interrupt=True):
+                        pass  # not settled yet
+            finally:
+                follower.close()
 
     async def send_stream(self, scope: CallerScope, request: m.SendMessageRequest) -> TaskStream:
         """SendStreamingMessage: the task's events from its start (or from this follow-up)."""
@@ -356,10 +376,12 @@ class TaskRuntime:
         follow = functools.partial(self._follower, scope, task_id)
         return TaskStream(head, subscription, stop_on_interrupt=stop, follow=follow)
 
-    def _follower(self, scope: CallerScope, task_id: str, after: int) -> StoreFollower:
+    def _follower(
+        self, scope: CallerScope, task_id: str, after: int, *, stream: bool = True
+    ) -> StoreFollower:
         """A source of the events the store logs for the task after event ``after``, sharing
-        the task's polls with its other followers here, counted in ``statistics()`` while
-        open."""
+        the task's polls with its other followers here; a ``stream``'s is counted in
+        ``statistics()`` while open (a blocking send's is not)."""
         key = (scope, task_id)
         followed = self._followed.get(key)
         if followed is None:
@@ -371,7 +393,7 @@ class TaskRuntime:
                 interval=self.config.follow_interval,
                 on_unfollowed=functools.partial(self._followed.pop, key),
             )
-        return StoreFollower(followed, after=after)
+        return StoreFollower(followed, after=after, stream=stream)
 
     async def _stored_head(self, scope: CallerScope, task_id: str) -> LogEntry:
         """A task no job runs here (waiting after a restart, finished, or running on another
