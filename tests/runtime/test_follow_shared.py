@@ -34,9 +34,8 @@ from a2a_trio.store import (
 )
 from runtime.streams import read_all
 
-from .test_follow import FOLLOW, Outage, pairs, scripts, started, step, stepper
-from .test_handover import redone
-from .test_replicas import Proxy, replica, two_stores
+from .test_follow import FOLLOW, Outage, pairs, started, step, stepper
+from .test_replicas import Proxy, replica
 
 FOLLOWERS = 50
 INTERVAL = FOLLOW.follow_interval
@@ -373,62 +372,3 @@ async def test_a_task_deleted_while_shared_ends_every_followers_stream(
             mock_clock.jump(INTERVAL)  # each reader ends, without an error
         assert readers.received == [[] for _ in streams]
         assert b.statistics().store_followers == 0
-
-
-async def test_a_blocking_send_whose_task_moved_shares_the_polls_of_its_streams(
-    shared_url: str, mock_clock: trio.testing.MockClock
-) -> None:
-    """A blocking follow-up waits at ``a`` when ``b``, starting, re-runs the task (as after a
-    restart); ``a``'s next tick supersedes its job.  The send and ten streams at ``a`` then
-    follow ``b``'s run through the store together: one ``last_event_seq`` read per poll time
-    and one ``load_events`` per batch for all of them, and the send reads the task only
-    before and after (before: it read the task itself at every poll time)."""
-    async with two_stores(shared_url) as (store_a, store_b, nursery):
-        counting = Counting(store_a)
-        a = await replica(nursery, counting, FOLLOW, agent=redone)  # type: ignore[arg-type]
-        task, steps = await started(a)
-        at_a = await a.subscribe(ANONYMOUS, task.id)
-        await at_a.receive()
-        asked = await step(steps, at_a, "ask")
-        answer = f"answer {m.new_id()}"  # the re-run's text: its own script
-        steps_at_b, scripts[answer] = trio.open_memory_channel[str](100)
-        returned: list[m.Task | m.Message] = []
-
-        async def blocking_send() -> None:
-            follow_up = m.SendMessageRequest(m.text_message(answer, task_id=task.id))
-            returned.append(await a.send(ANONYMOUS, follow_up))
-
-        async with trio.open_nursery() as sending:
-            sending.start_soon(blocking_send)
-            working = await at_a.receive()
-            streams = [at_a, *[await a.subscribe(ANONYMOUS, task.id) for _ in range(9)]]
-            for stream in streams[1:]:
-                assert (await stream.receive()).seq == working.seq
-            restarted = attrs.evolve(FOLLOW, recovery_lease=None)
-            b = await replica(nursery, store_b, restarted, agent=redone)  # re-runs it
-            at_b = await b.subscribe(ANONYMOUS, task.id)
-            await at_b.receive()
-            counting.reset()
-            async with trio.open_nursery() as reading:
-                readers = Readers(reading)
-                readers.read(streams)
-                mock_clock.jump(FOLLOW.recovery_lease / 3)  # a's tick: its job is superseded
-                await readers.until_each_has(1)  # b's re-run, as a's job republished it
-                for text in ("update one", "chunk two", "update three"):
-                    await step(steps_at_b, at_b, text)
-                    await polled(mock_clock, readers, len(readers.received[0]) + 1)
-                await steps_at_b.send("done")
-                await read_all(at_b)
-                mock_clock.jump(INTERVAL)  # the readers end with the task, the send returns
-        assert counting.calls == {
-            "load_task": 1,  # the superseded job's look at the task
-            "load_events": 1 + 4,  # the job's, then one per batch for all
-            "last_event_seq": 4,  # one per poll time for all
-            "load_task_with_seq": 2,  # the send's, before it follows and once settled
-        }
-        logged = await store_b.load_events(ANONYMOUS, task.id, after_seq=working.seq)
-        assert all(pairs(received) == list(logged) for received in readers.received)
-        stored = await store_b.load_task(ANONYMOUS, task.id)
-        assert stored is not None and returned == [stored.task]
-        assert stored.task.status.state is m.TaskState.COMPLETED
-        assert asked.seq < working.seq
