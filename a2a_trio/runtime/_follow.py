@@ -4,8 +4,9 @@ Every event a job publishes is stored with the task write that produced it, numb
 log numbers it.  A stream of a task that no job runs on this replica (it runs on another replica
 sharing the store, or waits here for its recovery) follows the stored log instead: a
 :class:`StoreFollower`.  So does a stream of a job here that another replica superseded, from
-the last event it had.  The followers of one task share its polls (:class:`FollowedTask`): one
-look at the store per interval, one read per new batch of events, whatever their number.
+the last event it had, and a blocking send waiting for a task its job here lost to another
+replica.  The followers of one task share its polls (:class:`FollowedTask`): one look at the
+store per interval, one read per new batch of events, whatever their number.
 
 There is no background task: the shared poll runs in whichever follower's ``receive`` gets
 there first, in the client's stream task under its cancel scope, while the others wait for its
@@ -94,18 +95,22 @@ class FollowedTask:
         self._polling = trio.Lock()
         self._outage = False
         self._followers: set[StoreFollower] = set()
+        self._streams = 0
         self._on_unfollowed = on_unfollowed
 
     @property
     def follower_count(self) -> int:
-        """The streams following the task here (the runtime's ``store_followers``)."""
-        return len(self._followers)
+        """The streams following the task here (the runtime's ``store_followers``), not
+        counting the blocking sends that share their polls."""
+        return self._streams
 
     def join(self, follower: StoreFollower) -> None:
         self._followers.add(follower)
+        self._streams += follower.stream
 
     def leave(self, follower: StoreFollower) -> None:
         self._followers.discard(follower)
+        self._streams -= follower.stream
         if not self._followers:
             self._on_unfollowed()
 
@@ -212,15 +217,13 @@ class StoreFollower:
     unavailable it polls on (the outage is logged once per task), so the client's stream,
     kept open by its keepalives, resumes when the store is back.
 
-    It counts among its task's followers from creation until it closes or the task is gone.
+    It counts among its task's followers from creation until it closes or the task is gone;
+    ``stream``: it carries a client's stream (counted in ``follower_count``), not a blocking
+    send waiting for the task to settle.
     """
 
-    def __init__(
-        self,
-        task: FollowedTask,
-        *,
-        after: int,
-    ) -> None:
+    def __init__(self, task: FollowedTask, *, after: int, stream: bool = True) -> None:
+        self.stream = stream
         self._task = task
         self._after = after
         self._pending: deque[LogEntry] = deque()

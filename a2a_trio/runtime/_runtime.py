@@ -4,9 +4,9 @@ Requests hand jobs to this nursery and return (``returnImmediately``), wait for 
 (blocking send) or follow its event log (streams); a stream of a task no job runs here follows
 the stored log instead, polling it in the stream's own task (``StoreFollower``; the streams of
 one task share its polls), and so does a stream of a job here superseded by another replica,
-from its last event on.  A request's
-cancellation (a client gone) never reaches a job; ``cancel`` does, through the job's own scope,
-and the handler's cleanup runs.
+from its last event on, and a blocking send waiting for such a job's task, with the task's
+streams.  A request's cancellation (a client gone) never reaches a job; ``cancel`` does,
+through the job's own scope, and the handler's cleanup runs.
 
 Ownership::
 
@@ -74,7 +74,7 @@ from ._outcome import (
     value_to_parts,
 )
 from ._parked import DEFAULT_POLL_INTERVAL, JobCanceled, is_job_handle, poll_job
-from ._stream import TaskStream
+from ._stream import TaskStream, ends_stream
 
 logger = logging.getLogger("a2a_trio.runtime")
 
@@ -156,7 +156,8 @@ class RuntimeStatistics:
     store_followers: int
     """Of ``stream_subscribers``, the streams following a task through the store (no job
     runs it here, or its job here was superseded): the streams of one task share its reads,
-    one every ``RuntimeConfig.follow_interval``."""
+    one every ``RuntimeConfig.follow_interval``, with the blocking sends waiting for it (not
+    counted here)."""
 
 
 class TaskRuntime:
@@ -216,13 +217,32 @@ class TaskRuntime:
     async def _settled(self, scope: CallerScope, job: Job) -> m.Task:
         """The task once terminal or waiting for input, what a blocking send returns.  A job
         superseded meanwhile (another replica re-ran or recovered its task) leaves the task
-        running there: it is then read from the store every ``follow_interval`` until it is
-        settled, as a stream here follows it."""
+        running there: it is then followed through the store until it settles there
+        (``_settled_elsewhere``)."""
         task = await job.wait_settled()
-        while job.superseded and not m.is_settled(task.status.state):
-            await trio.sleep(self.config.follow_interval)
-            task = (await self._load(scope, task.id)).task
+        if job.superseded and not m.is_settled(task.status.state):
+            return await self._settled_elsewhere(scope, task.id)
         return task
+
+    async def _settled_elsewhere(self, scope: CallerScope, task_id: str) -> m.Task:
+        """A task no job runs here, once it is terminal or waiting for input: read with its
+        last event number, then followed through the store after that number as its streams
+        here follow it, sharing their polls (``FollowedTask``: one per ``follow_interval``
+        for all of them), until an event settles it; then read again, and followed on should
+        it have moved on meanwhile (a follow-up elsewhere).  ``TaskNotFoundError`` once it is
+        gone."""
+        while True:
+            head = await self._stored_head(scope, task_id)
+            assert isinstance(head.event, m.Task)
+            if m.is_settled(head.event.status.state):
+                return head.event
+            follower = self._follower(scope, task_id, head.seq, stream=False)
+            try:
+                with contextlib.suppress(trio.EndOfChannel):  # gone: the next read says so
+                    while not ends_stream((await follower.receive()).event, stop_on_interrupt=True):
+                        pass  # not settled yet
+            finally:
+                follower.close()
 
     async def send_stream(self, scope: CallerScope, request: m.SendMessageRequest) -> TaskStream:
         """SendStreamingMessage: the task's events from its start (or from this follow-up)."""
@@ -357,10 +377,12 @@ class TaskRuntime:
         follow = functools.partial(self._follower, scope, task_id)
         return TaskStream(head, subscription, stop_on_interrupt=stop, follow=follow)
 
-    def _follower(self, scope: CallerScope, task_id: str, after: int) -> StoreFollower:
+    def _follower(
+        self, scope: CallerScope, task_id: str, after: int, *, stream: bool = True
+    ) -> StoreFollower:
         """A source of the events the store logs for the task after event ``after``, sharing
-        the task's polls with its other followers here, counted in ``statistics()`` while
-        open."""
+        the task's polls with its other followers here; a ``stream``'s is counted in
+        ``statistics()`` while open (a blocking send's is not)."""
         key = (scope, task_id)
         followed = self._followed.get(key)
         if followed is None:
@@ -372,7 +394,7 @@ class TaskRuntime:
                 interval=self.config.follow_interval,
                 on_unfollowed=functools.partial(self._followed.pop, key),
             )
-        return StoreFollower(followed, after=after)
+        return StoreFollower(followed, after=after, stream=stream)
 
     async def _stored_head(self, scope: CallerScope, task_id: str) -> LogEntry:
         """A task no job runs here (waiting after a restart, finished, or running on another
@@ -398,8 +420,10 @@ class TaskRuntime:
 
         Where neither holds every event after ``after`` any more (the store keeps the newest
         ``max_events_per_task``), the stream starts over from a snapshot of the task instead,
-        so a client never gets an artifact chunk without its start.  An id past the task's
-        last event was never sent: ``InvalidParamsError``.
+        so a client never gets an artifact chunk without its start.  An id past the live
+        log's last event may have been sent by another replica, which follows the store: the
+        job here stored it and has yet to publish it (``_resume_ahead``).  An id past the
+        stored log's last event was never sent: ``InvalidParamsError``.
 
         With no job for the task here, what the store logs after the replay (or the snapshot,
         or ``after`` itself when the client has every event) follows until a terminal state,
@@ -410,6 +434,8 @@ class TaskRuntime:
         if log is not None and log.closed:
             await self._load(scope, task_id)  # a kept log outlives a purge or delete
         if log is not None:
+            if after > log.last_seq:
+                return await self._resume_ahead(scope, task_id, log, after)
             _check_sent(after, log.last_seq, task_id)
             with contextlib.suppress(ReplayGap):
                 return self._live_stream(scope, task_id, [], log.subscribe(after=after))
@@ -440,6 +466,25 @@ class TaskRuntime:
             return following
         head = await self._stored_head(scope, task_id)
         return self._from_store(scope, task_id, [head], head.seq)
+
+    async def _resume_ahead(
+        self, scope: CallerScope, task_id: str, log: EventLog, after: int
+    ) -> TaskStream:
+        """A resume from an event past ``log``'s last one, which the store may hold already:
+        the job here stores each event before it publishes it, and meanwhile another replica,
+        following the store, can send it to a client who then resumes here.  The stream then
+        goes on with the live events after ``after``: it subscribes to the log now and skips
+        the events up to ``after`` when they are published (or, should the job be superseded
+        first, follows the store from ``after``), so it neither waits here nor repeats one.
+
+        Raises ``InvalidParamsError`` when the store has no such event either: never sent.
+        """
+        _check_sent(after, await self.store.last_event_seq(scope, task_id), task_id)
+        if after <= log.last_seq:  # published while the store was read: the usual resume
+            return await self._resume(scope, task_id, after)
+        live = log.subscribe(after=log.last_seq)
+        live.skip_through(after)
+        return self._live_stream(scope, task_id, [], live)
 
     # --- starting and continuing tasks ----------------------------------------------------
 
