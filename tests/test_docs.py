@@ -3,30 +3,14 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
-from typing import Any
 
 import trio
+from doc_examples import python_blocks, run_block, runs_examples
 
 from a2a_trio import model as m
 from a2a_trio import serve
 from a2a_trio.runtime import Agent, RuntimeConfig, TaskRuntime
 from a2a_trio.store import ANONYMOUS, MemoryTaskStore
-
-DOCS = Path(__file__).parent.parent / "docs"
-BLOCK = re.compile(r"```python\n(.*?)```", re.S)
-
-
-def block(name: str, index: int) -> str:
-    return BLOCK.findall((DOCS / name).read_text())[index]
-
-
-def run_block(name: str, index: int) -> dict[str, Any]:
-    """Execute a block as written, but for ``trio.run(main)`` (the test awaits ``main()``)."""
-    source = block(name, index).replace("trio.run(main)", "")
-    namespace: dict[str, Any] = {}
-    exec(compile(source, f"{name}[{index}]", "exec"), namespace)
-    return namespace
 
 
 async def send(agent: Agent, text: str, task_id: str = "") -> m.Task:
@@ -43,8 +27,9 @@ async def send(agent: Agent, text: str, task_id: str = "") -> m.Task:
     return result
 
 
+@runs_examples("docs/agents.md", 0)
 async def test_first_agent_serves_and_answers() -> None:
-    namespace = run_block("agents.md", 0)
+    namespace = run_block("docs/agents.md", 0)
     with trio.fail_after(20):
         await namespace["main"]()
 
@@ -53,16 +38,18 @@ def test_serve_docstring_example_is_the_one_the_first_agent_runs() -> None:
     """``serve``'s docstring shows the call the executed example above makes, so it works."""
     example = re.search(r"``(url = await nursery\.start\(.*?\))``", serve.__doc__ or "", re.S)
     assert example is not None
-    assert " ".join(example[1].split()) in block("agents.md", 0)
+    assert " ".join(example[1].split()) in python_blocks("docs/agents.md")[0]
 
 
+@runs_examples("docs/agents.md", 1)
 async def test_multi_turn_example_asks_then_completes() -> None:
-    task = await send(run_block("agents.md", 1)["agent"], "coffee")
+    task = await send(run_block("docs/agents.md", 1)["agent"], "coffee")
     assert task.artifacts[0].parts == (m.TextPart("One large coffee coming up"),)
     assert task.history[1].parts == (m.TextPart("Which size: small or large?"),)
 
 
+@runs_examples("docs/agents.md", 2)
 async def test_parked_job_example_completes_with_its_result() -> None:
-    task = await send(run_block("agents.md", 2)["agent"], "movie")
+    task = await send(run_block("docs/agents.md", 2)["agent"], "movie")
     assert task.status.state is m.TaskState.COMPLETED
     assert task.artifacts[0].parts[0] == m.DataPart({"frames": 100}, media_type="application/json")

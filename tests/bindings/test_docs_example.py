@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-import re
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import httpx
 import trio
+from doc_examples import python_blocks, runs_examples
 
 from a2a_trio import serve
 
-DOC = Path(__file__).parent.parent.parent / "docs" / "bindings.md"
 
-
+@runs_examples("docs/bindings.md", 0)
 async def test_legacy_configuration_example(nursery: trio.Nursery) -> None:
-    (source,) = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
+    (source,) = python_blocks("docs/bindings.md")
     namespace: dict[str, Any] = {}
     exec(compile(source, "docs/bindings.md", "exec"), namespace)
     url = await nursery.start(

@@ -21,6 +21,7 @@ import pexpect
 import pytest
 import trio
 from client.stub_agent import Reply, Request, open_stub_agent, rpc_result
+from doc_examples import python_blocks, runs_examples
 
 from a2a_trio import model as m
 from a2a_trio.cli import main
@@ -389,25 +390,16 @@ async def test_auth_options_reach_the_agent() -> None:
     )
 
 
-USER_AGENT = """\
-from a2a_trio import Agent, TaskContext
-
-agent = Agent("Greeter", "Greets people", version="1.0.0")
-
-
-@agent.skill(tags=["greeting"], default=True)
-async def greet(ctx: TaskContext) -> str:
-    return f"Hello, {ctx.text}!"
-"""
-
+README_AGENT = python_blocks("README.md")[0]  # "Write your own agent": mymodule.py
 WITHOUT_PYTHONPATH = {k: v for k, v in ENV.items() if k != "PYTHONPATH"}
 
 
+@runs_examples("README.md", 0)
 def test_serve_finds_a_module_in_the_current_directory(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The installed console script, started where the module is, like ``python -m``."""
-    (tmp_path / "mymodule.py").write_text(USER_AGENT)
+    (tmp_path / "mymodule.py").write_text(README_AGENT)
     with subprocess.Popen(
         [SCRIPT, "serve", "mymodule:agent", "--port", "0", "--log-level", "warning"],
         stdout=subprocess.PIPE,
@@ -441,7 +433,7 @@ def test_a_module_that_fails_to_import_is_one_line(tmp_path: Path) -> None:
         "error: importing 'broken' failed: ZeroDivisionError: division by zero"
         " (broken.py, line 3)\n"
     )
-    (tmp_path / "good.py").write_text(USER_AGENT)
+    (tmp_path / "good.py").write_text(README_AGENT)
     result = run("serve", "good:nope", cwd=tmp_path, env=WITHOUT_PYTHONPATH)
     assert_one_line_error(
         result, 1, "module 'good' has no attribute 'nope' (its agents: good:agent)"

@@ -10,18 +10,16 @@ from typing import Any
 
 import pytest
 import trio
+from doc_examples import python_blocks, runs_examples
 
 from a2a_trio import client, serve
 from a2a_trio.cli import app
 from a2a_trio.demo import agent
 
+from .test_signed_card import PUBLIC
+
 DOCS = Path(__file__).parent.parent.parent / "docs"
-BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 RUN_LINE = re.compile(r"^trio\.run\(main, .*\)$", re.M)
-
-
-def blocks(name: str) -> list[str]:
-    return BLOCK.findall((DOCS / name).read_text())
 
 
 @pytest.fixture
@@ -31,7 +29,7 @@ async def demo_url(nursery: trio.Nursery) -> str:
 
 
 async def run_block(index: int, url: str, capsys: pytest.CaptureFixture[str]) -> str:
-    source = blocks("client.md")[index]
+    source = python_blocks("docs/client.md")[index]
     assert RUN_LINE.search(source), "each example ends by running main()"
     namespace: dict[str, Any] = {}
     exec(compile(RUN_LINE.sub("", source), f"client.md[{index}]", "exec"), namespace)
@@ -40,35 +38,55 @@ async def run_block(index: int, url: str, capsys: pytest.CaptureFixture[str]) ->
     return capsys.readouterr().out
 
 
+@runs_examples("docs/client.md", 0)
 async def test_connecting(demo_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     out = await run_block(0, demo_url, capsys)
     assert out == "a2a_trio demo via JSONRPC\nCOMPLETED hello\n"
 
 
+@runs_examples("docs/client.md", 1)
 async def test_options(demo_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert await run_block(1, demo_url, capsys) == "HTTP+JSON\n"
 
 
+@runs_examples("docs/client.md", 2)
 async def test_streaming(demo_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     out = await run_block(2, demo_url, capsys)
     assert out == "status WORKING\nchunk 1\nchunk liftoff\nchunk done\nstatus COMPLETED\n"
 
 
+@runs_examples("docs/client.md", 3)
 async def test_tasks(demo_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     out = await run_block(3, demo_url, capsys)
     assert out == "INPUT_REQUIRED\nNice to meet you, Ada!\nTrue COMPLETED\n"
 
 
+@runs_examples("docs/client.md", 4)
 async def test_subscribe_and_cancel(demo_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert await run_block(4, demo_url, capsys) == "CANCELED\n"
 
 
+@runs_examples("docs/client.md", 5)
+async def test_signed_card_example_refuses_an_unsigned_card(
+    demo_url: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    (tmp_path / "agent-key.pem").write_text(PUBLIC)
+    monkeypatch.chdir(tmp_path)
+    out = await run_block(5, demo_url, capsys)
+    assert out.startswith("refused: ") and "not signed" in out
+
+
+@runs_examples("docs/client.md", 6)
 async def test_errors(demo_url: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert (await run_block(5, demo_url, capsys)).startswith("-32001 ")
+    assert (await run_block(6, demo_url, capsys)).startswith("-32001 ")
 
 
+@runs_examples("docs/client.md", 7)
 def test_sse_parser_example(capsys: pytest.CaptureFixture[str]) -> None:
-    exec(compile(blocks("client.md")[6], "client.md[6]", "exec"), {})
+    exec(compile(python_blocks("docs/client.md")[7], "client.md[7]", "exec"), {})
     assert capsys.readouterr().out == "[('7', '{\"a\": 1}'), ('7', 'split')] 1\n"
 
 

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import pytest
+from doc_examples import python_blocks, runs_examples
 
-MODEL_MD = Path(__file__).parent.parent.parent / "docs" / "model.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", MODEL_MD.read_text(), re.S)
+BLOCKS = python_blocks("docs/model.md")
 
 
 def test_docs_have_examples() -> None:
     assert len(BLOCKS) >= 2
 
 
+@runs_examples("docs/model.md", *range(len(BLOCKS)))
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
 def test_example_runs(index: int) -> None:
     exec(compile(BLOCKS[index], f"docs/model.md[{index}]", "exec"), {})
