@@ -28,7 +28,7 @@ from ._cli._running import (
     parse_headers,
     run_command,
 )
-from ._cli._serving import listen_problem, store_problem
+from ._cli._serving import host_problem, listen_problem, store_problem
 from ._cli._view import TaskView, card_view, tasks_table
 from .client import (
     HTTP_JSON,
@@ -507,6 +507,8 @@ def serve(
     level = logging.getLevelName(log_level.upper())
     if not isinstance(level, int):
         raise UsageProblem(f"--log-level {log_level!r} is not one of debug, info, warning, error")
+    if problem := host_problem(host):
+        raise UsageProblem(problem)
     logger = logging.getLogger("a2a_trio")  # hypercorn logs through its own handlers
     logger.setLevel(level)
     if not logger.handlers:

@@ -29,43 +29,110 @@ Every protocol error knows its JSON-RPC code, HTTP status and gRPC status (A2A v
 bindings map errors and handlers simply raise.  This module imports nothing from the rest of the
 package but the model: the wire codecs raise ``InvalidParamsError`` too.
 
-A message naming a task state or a role holds it as a value (a :class:`Phrase`), not as text:
-each binding sends the error :meth:`~A2AError.spelled` as its wire form writes those values
-(``TASK_STATE_INPUT_REQUIRED`` in v1.0, ``input-required`` in v0.3 JSON-RPC), so a client reads
-the names it sends and receives.  Unspelled, a message uses the proto names (v1.0's).
+A message naming a task state, a role, or a method or card field the client should use holds
+it as a value (a :class:`Phrase`), not as text: each binding sends the error
+:meth:`~A2AError.spelled` in its own :class:`Vocabulary` (``TASK_STATE_INPUT_REQUIRED`` in v1.0,
+``input-required`` in v0.3 JSON-RPC; ``SendStreamingMessage``, ``message/stream`` or
+``POST /message:stream``), so a client reads the names it sends and receives.  Unspelled, a
+message uses v1.0 JSON-RPC's names.  A :class:`FieldError`'s reason names its field through its
+path (:data:`FIELD`), so it follows the path when a binding re-spells it (``history_length``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import ClassVar, Self
+import enum
+import re
+from collections.abc import Callable, Mapping
+from typing import ClassVar, Final, Self
 
 import attrs
 
 from .model import JsonValue, Role, TaskState, proto_name
 
-type Term = TaskState | Role
-"""A value an error message names, which each wire form spells its own way."""
+
+class Mention(enum.Enum):
+    """A method, route, card field or path an error message points the client to, which each
+    binding calls by its own name (v1.0 JSON-RPC's ``SendStreamingMessage`` is v0.3's
+    ``message/stream``, REST's ``POST /message:stream``).  The value is v1.0 JSON-RPC's name."""
+
+    STREAM = "SendStreamingMessage"
+    SUBSCRIBE = "SubscribeToTask"
+    EXTENDED_CARD = "capabilities.extendedAgentCard"
+    PUBLIC_CARD = "/.well-known/agent-card.json"
+
+
+class _Field(enum.Enum):
+    NAME = "the field"
+
+
+FIELD: Final = _Field.NAME
+"""In a :class:`FieldError`'s reason: the name of its field, the last key of its path as the
+binding spells it (``historyLength``, or ``history_length`` to a v0.3 HTTP+JSON client)."""
+
+type Value = TaskState | Role
+"""A value an error message names, which each wire form spells its own way (its codec's
+``spell``)."""
+type Term = Value | Mention
+"""Anything an error message names that each binding writes its own way."""
 type Spelling = Callable[[Term], str]
-"""How one wire form writes a :data:`Term` (its codec's ``spell``)."""
+"""How one binding writes a :data:`Term` (its :class:`Vocabulary`)."""
+type Piece = str | Term | _Field
+
+
+def v1_spelling(term: Term) -> str:
+    """A term as v1.0 JSON-RPC writes it: the proto names, the method names."""
+    return term.value if isinstance(term, Mention) else proto_name(term)
+
+
+@attrs.frozen
+class Vocabulary:
+    """How one binding writes the terms of its error messages: states and roles as its codec
+    does (``values``), methods and card fields by the names its clients know (``mentions``;
+    one left out is v1.0 JSON-RPC's, for a binding that never meets it)."""
+
+    values: Callable[[Value], str]
+    mentions: Mapping[Mention, str] = attrs.field(factory=dict)
+
+    def __call__(self, term: Term) -> str:
+        if isinstance(term, Mention):
+            return self.mentions.get(term, term.value)
+        return self.values(term)
+
+
+_LAST_KEY: Final = re.compile(r"\.([^.\[\]]+)(?:\[\d+\])*$")
+
+
+def _field_name(path: str) -> str:
+    """The last key of a JSON path (``$.params.message.parts[0]`` -> ``parts``)."""
+    found = _LAST_KEY.search(path)
+    return found.group(1) if found else FIELD.value
 
 
 @attrs.frozen
 class Phrase:
-    """Message text with the states and roles it names kept as values, spelled when sent."""
+    """Message text with the terms it names kept as values, spelled when sent."""
 
-    pieces: tuple[str | Term, ...]
+    pieces: tuple[Piece, ...]
 
     @classmethod
-    def of(cls, *pieces: str | Term) -> Phrase:
+    def of(cls, *pieces: Piece) -> Phrase:
         return cls(pieces)
 
-    def spell(self, spelling: Spelling = proto_name) -> str:
-        return "".join(p if isinstance(p, str) else spelling(p) for p in self.pieces)
+    def spell(self, spelling: Spelling = v1_spelling, *, field: str = FIELD.value) -> str:
+        """The text, its terms written by ``spelling`` and :data:`FIELD` as ``field``."""
+        return "".join(
+            p if isinstance(p, str) else field if isinstance(p, _Field) else spelling(p)
+            for p in self.pieces
+        )
+
+    def respelled(self, spelling: Spelling) -> Phrase:
+        """The phrase with its terms written by ``spelling``; :data:`FIELD` is kept, so it
+        still follows the error's path."""
+        return Phrase(tuple(p if isinstance(p, str | _Field) else spelling(p) for p in self.pieces))
 
     @property
     def names_terms(self) -> bool:
-        return not all(isinstance(p, str) for p in self.pieces)
+        return not all(isinstance(p, str | _Field) for p in self.pieces)
 
 
 class A2AError(Exception):
@@ -84,22 +151,24 @@ class A2AError(Exception):
         self.wording = message if isinstance(message, Phrase) else Phrase.of(message or "")
         self.data = data
         super().__init__()
-        self._say(self.wording.spell() or self.default_message)
+        self._say(self._text() or self.default_message)
+
+    def _text(self) -> str:
+        return self.wording.spell()
 
     def _say(self, text: str) -> None:
         self.message = text
         self.args = (text,)
 
     def spelled(self, spelling: Spelling) -> Self:
-        """This error as a binding sends it: the states and roles its message names written
-        with ``spelling`` (its wire form's names), for good.  Codes stay as they are."""
+        """This error as a binding sends it: the terms its message names written with
+        ``spelling`` (its :class:`Vocabulary`), for good.  Codes stay as they are."""
         if not self.wording.names_terms:
             return self
-        text = self.wording.spell(spelling)
         spelled = type(self).__new__(type(self))
         spelled.__dict__.update(self.__dict__)
-        spelled.wording = Phrase.of(text)
-        spelled._say(text)
+        spelled.wording = self.wording.respelled(spelling)
+        spelled._say(spelled._text())
         return spelled
 
 
@@ -133,12 +202,16 @@ class FieldError(A2AError):
 
     The path is a JSON path into the request as the runtime reads it (``$.params.message``);
     each binding re-roots it to name the field as its client sent it (REST's body, v0.3's
-    proto names), which a path inside the message text could not be.
+    proto names), which a path inside the message text could not be; a reason names the field
+    as :data:`FIELD`, which reads the (re-spelled) path.
     """
 
     def __init__(self, reason: str | Phrase | None = None, *, path: str = "") -> None:
         self.path = path
         super().__init__(reason)
+
+    def _text(self) -> str:
+        return self.wording.spell(field=_field_name(self.path))
 
     def _say(self, text: str) -> None:
         self.reason = text
@@ -146,7 +219,8 @@ class FieldError(A2AError):
         self.data = {"path": self.path, "reason": text} if self.path else None
 
     def at(self, path: str) -> Self:
-        """The same reason (its states and roles still values) about the field at ``path``."""
+        """The same reason (its terms and :data:`FIELD` still values) about the field at
+        ``path``."""
         return type(self)(self.wording, path=path)
 
     def under(self, prefix: str) -> Self:

@@ -31,6 +31,7 @@ import trio
 
 from .. import model as m
 from ..errors import (
+    FIELD,
     A2AError,
     AgentMisuseError,
     ConcurrencyError,
@@ -267,7 +268,8 @@ class TaskRuntime:
         size = DEFAULT_PAGE_SIZE if request.page_size is None else request.page_size
         if not 1 <= size <= MAX_PAGE_SIZE:
             raise InvalidParamsError(
-                f"pageSize must be between 1 and {MAX_PAGE_SIZE}", path="$.params.pageSize"
+                Phrase.of(FIELD, f" must be between 1 and {MAX_PAGE_SIZE}"),
+                path="$.params.pageSize",
             )
         query = TaskQuery(
             context_id=request.context_id,
@@ -517,8 +519,11 @@ class TaskRuntime:
         task = stored.task
         if message.context_id and message.context_id != task.context_id:
             raise InvalidParamsError(
-                f"contextId {message.context_id!r} does not match task {task_id}'s context "
-                f"{task.context_id!r}",
+                Phrase.of(
+                    FIELD,
+                    f" {message.context_id!r} does not match task {task_id}'s context "
+                    f"{task.context_id!r}",
+                ),
                 path="$.params.message.contextId",
             )
         if m.is_terminal(task.status.state):
@@ -893,7 +898,7 @@ def _check_user_message(message: m.Message) -> None:
 
 def _check_history_length(history_length: int | None, path: str = "$.params.historyLength") -> None:
     if history_length is not None and history_length < 0:
-        raise InvalidParamsError("historyLength must not be negative", path=path)
+        raise InvalidParamsError(Phrase.of(FIELD, " must not be negative"), path=path)
 
 
 def _check_sent(after: int, last_seq: int, task_id: str) -> None:

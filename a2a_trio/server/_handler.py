@@ -14,6 +14,8 @@ from typing import NoReturn
 from .. import model as m
 from ..errors import (
     InternalError,
+    Mention,
+    Phrase,
     PushNotificationNotSupportedError,
     StoreUnavailableError,
     UnsupportedOperationError,
@@ -31,10 +33,16 @@ store's) met at a request's boundary: its traceback goes to the log only."""
 
 def push_not_supported() -> PushNotificationNotSupportedError:
     """The refusal of anything push-related: the card says ``pushNotifications: false`` and a
-    capability the card does not declare MUST be refused (A2A v1.0 §3.3.4)."""
+    capability the card does not declare MUST be refused (A2A v1.0 §3.3.4).  It points to
+    streaming by the method (or route) names of the client's binding."""
     return PushNotificationNotSupportedError(
-        "This agent does not support push notifications (capabilities.pushNotifications "
-        "is false); use SendStreamingMessage or SubscribeToTask"
+        Phrase.of(
+            "This agent does not support push notifications (capabilities.pushNotifications "
+            "is false); use ",
+            Mention.STREAM,
+            " or ",
+            Mention.SUBSCRIBE,
+        )
     )
 
 
@@ -118,6 +126,10 @@ class RequestHandler:
         way to configure one), and A2A v1.0 §3.3.4 says that MUST be UnsupportedOperationError.
         ExtendedAgentCardNotConfiguredError is for an agent that declares it and has none."""
         raise UnsupportedOperationError(
-            "This agent has no extended agent card (capabilities.extendedAgentCard is false); "
-            "its public card is at /.well-known/agent-card.json"
+            Phrase.of(
+                "This agent has no extended agent card (",
+                Mention.EXTENDED_CARD,
+                " is false); its public card is at ",
+                Mention.PUBLIC_CARD,
+            )
         )

@@ -29,15 +29,16 @@ from ..errors import (
     MethodNotFoundError,
     Spelling,
     VersionNotSupportedError,
+    Vocabulary,
 )
 from ..runtime import LogEntry, SubscriberOverflow, TaskStream
-from ..wire import V03, V1, dumps
+from ..wire import V1, dumps
 from . import _jsonrpc as rpc
 from ._body import BodyTooLargeError, BodyTooSlowError, body_deadline
 from ._handler import UNEXPECTED_FAILURE
 from ._rest import error_info
 from ._rpc_methods import V1_METHODS, CallInfo, Method, StreamingMethod
-from ._rpc_v03 import V03_METHODS
+from ._rpc_v03 import V03_METHODS, V03_VOCABULARY
 from ._sse import KEEPALIVE, STREAM_HEADERS, encode_event
 from ._streaming import stream_boundary
 from ._tenants import authenticated_owner, caller_scope, request_headers
@@ -58,8 +59,9 @@ METHOD_TABLES: Final[dict[str, dict[str, Method]]] = {V1_0: V1_METHODS, V0_3: V0
 BURST: Final = 64
 """The most events a stream sends in one body chunk: a long replay goes out in several, each
 send a turn for the replica's other streams, instead of all rendered in one go."""
-SPELLINGS: Final[dict[str, Spelling]] = {V1_0: V1.spell, V0_3: V03.spell}
-"""How each protocol version's errors name states and roles: as its codec writes them."""
+SPELLINGS: Final[dict[str, Spelling]] = {V1_0: Vocabulary(V1.spell), V0_3: V03_VOCABULARY}
+"""How each protocol version's errors name states and roles (as its codec writes them), and
+the methods and card fields they point to."""
 
 
 @attrs.frozen

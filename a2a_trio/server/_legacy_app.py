@@ -28,10 +28,12 @@ from ..errors import (
     AuthenticationRequiredError,
     InternalError,
     InvalidParamsError,
+    Mention,
     MethodNotFoundError,
     TaskNotCancelableError,
     TaskNotFoundError,
     UnsupportedOperationError,
+    Vocabulary,
 )
 from ..model import JsonValue
 from ..runtime import LogEntry, Skill, SubscriberOverflow, TaskStream
@@ -52,6 +54,10 @@ if TYPE_CHECKING:
 CARD_SUFFIX = "/.well-known/agent.json"
 VERBS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 CHALLENGE = {"WWW-Authenticate": "Bearer"}
+VOCABULARY: Final = Vocabulary(
+    wire.spell, {Mention.STREAM: "tasks/sendSubscribe", Mention.SUBSCRIBE: "tasks/resubscribe"}
+)
+"""How the dialect's errors name states, roles and the methods they point to."""
 
 
 def legacy_surfaces(server: A2AServer) -> dict[str, Skill]:
@@ -165,8 +171,8 @@ class LegacySurface:
             if operation is None:
                 raise MethodNotFoundError(f"Method not implemented: {call.method[:100]}")
             return await operation(scope, call.params, call.id)
-        except A2AError as error:  # states and roles named as the dialect writes them
-            spelled = error.spelled(wire.spell)
+        except A2AError as error:  # states, roles and methods named as the dialect does
+            spelled = error.spelled(VOCABULARY)
             return _answer(rpc.failure(rpc.legacy_request_id(document), spelled))
         except Exception:  # the request's boundary: a bug (ours, a custom store's) is never leaked
             logger.exception("legacy request failed on an unexpected error")

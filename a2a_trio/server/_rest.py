@@ -23,12 +23,17 @@ import attrs
 from .. import errors
 from .. import model as m
 from ..errors import (
+    FIELD,
     A2AError,
     FieldError,
     InvalidParamsError,
+    Mention,
     ParseError,
+    Phrase,
     Spelling,
+    Value,
     VersionNotSupportedError,
+    Vocabulary,
 )
 from ..wire import V1
 from ._versions import V1_0, VERSION_HEADERS, requested_version
@@ -56,7 +61,7 @@ def integer(name: str, value: str) -> int:
     except ValueError:  # more digits than Python converts: no field takes that many anyway
         pass
     raise InvalidParamsError(
-        f"{name} must be a decimal integer (digits only), got {value[:40]!r}",
+        Phrase.of(FIELD, f" must be a decimal integer (digits only), got {value[:40]!r}"),
         path=f"$.query.{name}",
     )
 
@@ -67,7 +72,7 @@ def boolean(name: str, value: str) -> bool:
     raise InvalidParamsError(f"expected true or false, got {value[:40]!r}", path=f"$.query.{name}")
 
 
-def unknown_state(name: str, value: str, spell: Spelling) -> InvalidParamsError:
+def unknown_state(name: str, value: str, spell: Callable[[Value], str]) -> InvalidParamsError:
     """A ``status`` query parameter that names no state: refused with the value as the client
     sent it, listing the states as ``spell`` (the binding's bodies) writes them."""
     states = ", ".join(spell(state) for state in m.TaskState if state)
@@ -151,7 +156,8 @@ ROUTES: Final = (
 @attrs.frozen
 class RestBinding:
     """A route table and where it is served: under ``prefix``, with ``/{tenant}`` or not;
-    ``spell`` names states and roles in its errors as its bodies write them."""
+    ``spell`` names states and roles in its errors as its bodies write them, and operations
+    by their routes."""
 
     routes: tuple[Route, ...]
     spell: Spelling
@@ -159,7 +165,13 @@ class RestBinding:
     tenants: bool = True
 
 
-V1_REST: Final = RestBinding(ROUTES, V1.spell)
+V1_REST: Final = RestBinding(
+    ROUTES,
+    Vocabulary(
+        V1.spell,
+        {Mention.STREAM: "POST /message:stream", Mention.SUBSCRIBE: "GET /tasks/{id}:subscribe"},
+    ),
+)
 V03_PREFIX: Final = "/v1"
 
 

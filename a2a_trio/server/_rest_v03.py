@@ -13,7 +13,7 @@ from collections.abc import Collection, Mapping
 from typing import Any, Final
 
 from .. import model as m
-from ..errors import A2AError, FieldError
+from ..errors import A2AError, FieldError, Mention, Vocabulary
 from ..wire import V03, V03_PROTO
 from ._rest import (
     PAGE_QUERY,
@@ -29,7 +29,7 @@ from ._rest import (
     unknown_state,
 )
 from ._rpc_methods import Decode, Method, StreamingMethod, UnaryMethod
-from ._rpc_v03 import V03_METHODS, ends_resubscription
+from ._rpc_v03 import V03_CARD_MENTIONS, V03_METHODS, ends_resubscription
 
 _V03_STATES: Final = frozenset(V03.spell(state) for state in m.TaskState)
 
@@ -75,7 +75,19 @@ V03_ROUTES: Final = (
     Route("/card", frozenset({"GET"}), "agent/getAuthenticatedExtendedCard"),
 )  # fmt: skip
 
-V03_REST: Final = RestBinding(V03_ROUTES, V03_PROTO.spell, prefix=V03_PREFIX, tenants=False)
+V03_REST: Final = RestBinding(
+    V03_ROUTES,
+    Vocabulary(
+        V03_PROTO.spell,
+        {
+            Mention.STREAM: f"POST {V03_PREFIX}/message:stream",
+            Mention.SUBSCRIBE: f"POST {V03_PREFIX}/tasks/{{id}}:subscribe",  # the spec's §3.5.6
+        }
+        | V03_CARD_MENTIONS,
+    ),
+    prefix=V03_PREFIX,
+    tenants=False,
+)
 
 
 def _proto_params(cls: type) -> Decode:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from .. import model as m
+from ..errors import Mention, Vocabulary
 from ..wire import V03
 from ._rpc_methods import V1_METHODS, Decode, Method, StreamingMethod, UnaryMethod
 
@@ -73,3 +74,15 @@ def _v03_method(name: str) -> Method:
 
 
 V03_METHODS: Final[dict[str, Method]] = {name: _v03_method(name) for name in _SAME_OPERATION}
+
+V03_CARD_MENTIONS: Final = {
+    Mention.EXTENDED_CARD: "supportsAuthenticatedExtendedCard",
+    Mention.PUBLIC_CARD: "/.well-known/agent.json",
+}
+"""What v0.3 calls the card's extended-card flag (a top-level field) and where its card is."""
+
+V03_VOCABULARY: Final = Vocabulary(
+    V03.spell,
+    {Mention.STREAM: "message/stream", Mention.SUBSCRIBE: "tasks/resubscribe"} | V03_CARD_MENTIONS,
+)
+"""How v0.3 JSON-RPC errors name states, roles, methods and card fields."""

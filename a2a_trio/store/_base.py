@@ -35,7 +35,13 @@ from typing import Protocol
 import attrs
 
 from .. import model as m
-from ..errors import InvalidParamsError, InvalidTransitionError, TaskTerminalStateError
+from ..errors import (
+    FIELD,
+    InvalidParamsError,
+    InvalidTransitionError,
+    Phrase,
+    TaskTerminalStateError,
+)
 from ..model._fields import to_tuple
 
 DEFAULT_PAGE_SIZE = 50
@@ -314,11 +320,11 @@ def check_query(query: TaskQuery) -> None:
     """Refuse ListTasks options outside the spec's bounds with a spec-shaped error."""
     if not 1 <= query.page_size <= MAX_PAGE_SIZE:
         raise InvalidParamsError(
-            f"pageSize must be between 1 and {MAX_PAGE_SIZE}, got {query.page_size}",
+            Phrase.of(FIELD, f" must be between 1 and {MAX_PAGE_SIZE}, got {query.page_size}"),
             path="$.pageSize",
         )
     if query.history_length is not None and query.history_length < 0:
-        raise InvalidParamsError("historyLength must not be negative", path="$.historyLength")
+        raise InvalidParamsError(Phrase.of(FIELD, " must not be negative"), path="$.historyLength")
 
 
 def check_events(events: Sequence[SequencedEvent]) -> None:
@@ -331,7 +337,9 @@ def check_events(events: Sequence[SequencedEvent]) -> None:
 def prepare_push_config(config: m.TaskPushNotificationConfig) -> m.TaskPushNotificationConfig:
     """The config as stored: it must name its task, and gets a fresh id when it has none."""
     if not config.task_id:
-        raise InvalidParamsError("a push-notification config needs a taskId", path="$.taskId")
+        raise InvalidParamsError(
+            Phrase.of("a push-notification config needs a ", FIELD), path="$.taskId"
+        )
     check_keys({"$.id": config.id})
     return config if config.id else attrs.evolve(config, id=m.new_id())
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from .. import model as m
-from ..errors import InvalidParamsError, Term
+from ..errors import InvalidParamsError, Value
 from ._common import dumps, format_timestamp
 
 STATES: Final[Mapping[m.TaskState, str]] = {
@@ -34,7 +34,7 @@ def state_name(state: m.TaskState) -> str:
     return STATES.get(state, "working")
 
 
-def spell(value: Term) -> str:
+def spell(value: Value) -> str:
     """A state or role as this dialect writes it (``working``, ``user``), for error messages."""
     if isinstance(value, m.TaskState):
         return state_name(value)

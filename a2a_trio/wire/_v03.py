@@ -21,7 +21,7 @@ import attrs
 import cattrs
 
 from .. import model as m
-from ..errors import InvalidParamsError, Term
+from ..errors import InvalidParamsError, Value
 from ._common import (
     camel_decoder,
     camel_encoder,
@@ -684,7 +684,7 @@ class V03Codec:
 
     # --- public ---------------------------------------------------------------------------
 
-    def spell(self, value: Term) -> str:
+    def spell(self, value: Value) -> str:
         """A state or role as this wire form writes it (``input-required``, ``user``), for
         error messages."""
         states, roles = self._names

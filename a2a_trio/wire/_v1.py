@@ -16,7 +16,7 @@ import attrs
 import cattrs
 
 from .. import model as m
-from ..errors import InvalidParamsError, Term
+from ..errors import InvalidParamsError, Value
 from ._common import (
     camel_decoder,
     camel_encoder,
@@ -159,7 +159,7 @@ class V1Codec:
 
     # --- public ---------------------------------------------------------------------------
 
-    def spell(self, value: Term) -> str:
+    def spell(self, value: Value) -> str:
         """A state or role as v1.0 writes it (``TASK_STATE_WORKING``), for error messages."""
         return m.proto_name(value)
 

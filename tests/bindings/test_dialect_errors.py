@@ -1,4 +1,4 @@
-"""Error messages name states and roles as the client's own binding writes them.
+"""Error messages name states, roles, calls and fields as the client's own binding writes them.
 
 The runtime raises one error for every binding; each binding sends it spelled as its bodies
 are: v1.0 ``TASK_STATE_WORKING``, v0.3 JSON-RPC ``working``, v0.3 HTTP+JSON the v0.3 proto's
@@ -218,3 +218,102 @@ def test_the_legacy_dialect_spells_states_and_roles_as_its_frames_do() -> None:
         "working",
     ]
     assert [legacy_wire.spell(role) for role in (m.Role.USER, m.Role.AGENT)] == ["user", "agent"]
+
+
+def error_message(response: httpx.Response) -> str:
+    """The message of an error body in any binding's shape (JSON-RPC, v1.0 or v0.3 REST)."""
+    message: str = response.json()["error"]["message"]
+    return message
+
+
+type Call = tuple[str, str, dict[str, str], dict[str, Any] | None]
+"""A request: verb, path, headers and JSON body."""
+
+
+async def refused(http: httpx.AsyncClient, call: Call) -> str:
+    """The message of the error ``call`` is answered with."""
+    verb, path, headers, body = call
+    return error_message(await http.request(verb, path, json=body, headers=headers))
+
+
+PUSH = "This agent does not support push notifications (capabilities.pushNotifications is false)"
+LEGACY_SEND = {"message": LEGACY_AGENT | {"role": "user"}, "pushNotification": {"url": "x"}}
+
+
+@pytest.mark.parametrize(
+    ("call", "advice"),
+    [
+        (
+            ("POST", "/", V1_HEADERS, rpc("ListTaskPushNotificationConfigs", {"taskId": "t"})),
+            "SendStreamingMessage or SubscribeToTask",
+        ),
+        (
+            ("GET", "/tasks/t/pushNotificationConfigs", V1_HEADERS, None),
+            "POST /message:stream or GET /tasks/{id}:subscribe",
+        ),
+        (
+            ("POST", "/", {}, rpc("tasks/pushNotificationConfig/list", {"id": "t"})),
+            "message/stream or tasks/resubscribe",
+        ),
+        (
+            ("GET", "/v1/tasks/t/pushNotificationConfigs", {}, None),
+            "POST /v1/message:stream or POST /v1/tasks/{id}:subscribe",
+        ),
+        (
+            ("POST", "/echo", {}, rpc("tasks/send", LEGACY_SEND)),
+            "tasks/sendSubscribe or tasks/resubscribe",
+        ),
+    ],
+    ids=["v1.0 JSON-RPC", "v1.0 HTTP+JSON", "v0.3 JSON-RPC", "v0.3 HTTP+JSON", "legacy"],
+)
+async def test_the_push_refusal_points_to_the_clients_own_streaming_calls(
+    http: httpx.AsyncClient, call: Call, advice: str
+) -> None:
+    """Before: every binding was told to use ``SendStreamingMessage or SubscribeToTask``,
+    v1.0 JSON-RPC method names no v0.3, REST or legacy client can call."""
+    assert await refused(http, call) == f"{PUSH}; use {advice}"
+
+
+V1_CARD = ("capabilities.extendedAgentCard", "/.well-known/agent-card.json")
+V03_CARD = ("supportsAuthenticatedExtendedCard", "/.well-known/agent.json")
+
+
+@pytest.mark.parametrize(
+    ("call", "card"),
+    [
+        (("POST", "/", V1_HEADERS, rpc("GetExtendedAgentCard", {})), V1_CARD),
+        (("GET", "/extendedAgentCard", V1_HEADERS, None), V1_CARD),
+        (("POST", "/", {}, rpc("agent/getAuthenticatedExtendedCard", {})), V03_CARD),
+        (("GET", "/v1/card", {}, None), V03_CARD),
+    ],
+    ids=["v1.0 JSON-RPC", "v1.0 HTTP+JSON", "v0.3 JSON-RPC", "v0.3 HTTP+JSON"],
+)
+async def test_the_extended_card_refusal_names_the_clients_card_field(
+    http: httpx.AsyncClient, call: Call, card: tuple[str, str]
+) -> None:
+    """Before: v0.3 clients were told of ``capabilities.extendedAgentCard`` and the v1.0 card,
+    where their card has ``supportsAuthenticatedExtendedCard`` and is at ``agent.json``."""
+    flag, public = card
+    assert await refused(http, call) == (
+        f"This agent has no extended agent card ({flag} is false); its public card is at {public}"
+    )
+    assert (await http.get(public)).status_code == 200
+
+
+async def test_a_reason_names_the_field_as_the_v03_rest_client_sent_it(
+    http: httpx.AsyncClient,
+) -> None:
+    """Before: the path said ``history_length`` (as sent) but the reason ``historyLength``."""
+    message = {"message_id": "m1", "role": "ROLE_USER", "content": [{"text": "x"}]}
+    body = {"request": message, "configuration": {"history_length": -1}}
+    response = await http.post("/v1/message:send", json=body)
+    assert error_message(response) == (
+        "$.configuration.history_length: history_length must not be negative"
+    )
+    done = await http.post("/v1/message:send", json={"request": message | {"message_id": "m2"}})
+    task_id = done.json()["task"]["id"]
+    follow_up = {"request": message | {"message_id": "m3", "task_id": task_id, "context_id": "c"}}
+    response = await http.post("/v1/message:send", json=follow_up)
+    assert error_message(response).startswith(
+        f"$.request.context_id: context_id 'c' does not match task {task_id}'s context "
+    )

@@ -353,6 +353,38 @@ def test_serve_failures_are_one_line(
     )
 
 
+@pytest.mark.parametrize(
+    ("host", "text"),
+    [
+        (
+            "1.2.3.4:80",
+            "--host '1.2.3.4:80' carries a port: pass the host alone, and the port with --port"
+            " (--host 1.2.3.4 --port 80)",
+        ),
+        (
+            "[::1]:8080",
+            "--host '[::1]:8080' carries a port: pass the host alone, and the port with --port"
+            " (--host [::1] --port 8080)",
+        ),
+        (
+            "http://0.0.0.0",
+            "--host 'http://0.0.0.0' is a URL: pass the host alone, and the port with --port"
+            " (--host 0.0.0.0)",
+        ),
+        ("[::1", "--host '[::1' is not a host name or IP address"),
+        ("::1]", "--host '::1]' is not a host name or IP address"),
+        ("local host", "--host 'local host' is not a host name or IP address"),
+    ],
+    ids=["host:port", "[ipv6]:port", "URL", "open bracket", "close bracket", "space"],
+)
+def test_serve_refuses_a_host_with_a_port_or_malformed(host: str, text: str) -> None:
+    """Before: ``1.2.3.4:80`` failed as ``cannot listen on 1.2.3.4:80:0`` with no word of
+    ``--port``, and ``[::1`` was served as ``[::1]`` (in a subprocess: that one served on)."""
+    result = run("serve", "a2a_trio.demo:agent", "--port", "0", *MEMORY, "--host", host)
+    assert_one_line_error(result, 1, text)
+    assert result.stderr == f"error: {text}\n"
+
+
 async def test_auth_options_reach_the_agent() -> None:
     """--token, $A2A_TOKEN and --header, seen by a scripted agent on a real socket."""
     task = m.Task("t1", m.TaskStatus(m.TaskState.COMPLETED), context_id="c1")
