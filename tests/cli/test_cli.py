@@ -528,7 +528,9 @@ def test_stream_and_subscribe_end_with_the_final_status_and_a_newline(
     assert streamed.stdout.endswith("\n")
     assert re.fullmatch(r"task [0-9a-f-]{36} COMPLETED", streamed.stdout.splitlines()[0])
     assert "liftoff" in streamed.stdout
-    running = ok_json("send", url, "4", "--skill", "countdown", "--no-wait")["task"]
+    # Long enough that the subscribing process, started under a loaded CI machine, still finds
+    # the task running (a finished task can no longer be subscribed to).
+    running = ok_json("send", url, "10", "--skill", "countdown", "--no-wait")["task"]
     followed = run("subscribe", url, running["id"])
     assert followed.returncode == 0, followed.stderr
     assert followed.stdout.endswith("\n")
