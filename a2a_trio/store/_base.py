@@ -51,6 +51,9 @@ DEFAULT_MAX_EVENTS = 1000
 
 MIN_PURGE_INTERVAL = timedelta(seconds=1)
 MAX_PURGE_INTERVAL = timedelta(minutes=5)
+DEFAULT_PURGE_BATCH = 500
+"""Tasks per purge write: on SQLite, 500 finished tasks with their events take a few hundred
+ms to delete, the longest other writes then wait (docs/stores.md, Figures)."""
 
 
 @attrs.frozen
@@ -61,11 +64,14 @@ class Retention:
     ``max_events_per_task``: the event log keeps only this many newest events per task.
     ``purge_interval``: how often ``open_store`` runs the purge while it is open; by default
     half the TTL, between 1 second and 5 minutes, so a task outlives its TTL by at most half.
+    ``purge_batch``: tasks the purge deletes per write; each batch is its own transaction, so
+    other writes go in between and a huge backlog never makes one long statement.
     """
 
     terminal_ttl: timedelta | None = None
     max_events_per_task: int = attrs.field(default=DEFAULT_MAX_EVENTS)
     purge_interval: timedelta | None = None
+    purge_batch: int = attrs.field(default=DEFAULT_PURGE_BATCH)
 
     def purge_every(self) -> timedelta:
         """The time between two purges."""
@@ -79,6 +85,11 @@ class Retention:
     def _check_max_events(self, _attribute: object, value: int) -> None:
         if value < 1:
             raise ValueError("max_events_per_task must be at least 1")
+
+    @purge_batch.validator
+    def _check_purge_batch(self, _attribute: object, value: int) -> None:
+        if value < 1:
+            raise ValueError("purge_batch must be at least 1")
 
 
 DEFAULT_RETENTION = Retention()

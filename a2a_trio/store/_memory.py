@@ -12,6 +12,7 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 
 import attrs
+import trio
 
 from .. import model as m
 from ..errors import ConcurrencyError, TaskNotFoundError
@@ -261,14 +262,30 @@ class MemoryTaskStore:
         if ttl is None:
             return 0
         cutoff = (now or m.utcnow()) - ttl
-        expired = [
-            task_id
-            for task_id, row in self._rows.items()
-            if m.is_terminal(row.stored.task.status.state) and row.stored.updated_at <= cutoff
-        ]
-        for task_id in expired:
-            self._drop(task_id)
-        return len(expired)
+
+        def expired(row: _Row | None) -> bool:
+            return (
+                row is not None
+                and m.is_terminal(row.stored.task.status.state)
+                and row.stored.updated_at <= cutoff
+            )
+
+        found = [task_id for task_id, row in self._rows.items() if expired(row)]
+        batch = self._retention.purge_batch
+        purged = 0
+        for start in range(0, len(found), batch):
+            if start:  # as the SQL stores: other tasks run, and a cancel lands, between batches
+                await trio.lowlevel.checkpoint()
+            # Checked again: a task deleted or re-created during a checkpoint is left alone.
+            gone = [
+                task_id
+                for task_id in found[start : start + batch]
+                if expired(self._rows.get(task_id))
+            ]
+            for task_id in gone:
+                self._drop(task_id)
+            purged += len(gone)
+        return purged
 
     async def aclose(self) -> None:
         self._rows.clear()

@@ -5,7 +5,9 @@ meet needs a bound of its own: for a free pooled connection (the pool's ``timeou
 connection (``connect_timeout``), for a row or table lock (``lock_timeout``), for a statement
 (``statement_timeout``), and for a server that stopped answering mid-call (``tcp_user_timeout``
 and TCP keepalives; without them a dead connection holds its call for as long as the OS keeps
-it, many minutes).  A parameter the store URL (or libpq's environment) gives itself wins: that
+it, many minutes).  On the server's side, a transaction of this store left open by a client
+that froze or died is ended (``idle_in_transaction_session_timeout``), so its locks do not
+outlive it.  A parameter the store URL (or libpq's environment) gives itself wins: that
 is the deployment's say, these are the code's defaults.
 """
 
@@ -32,14 +34,19 @@ class PostgresTimeouts:
     event-log replay or a listing's count over 100,000 tasks with room to spare, as SQLite's
     busy timeout does.  ``lock``: waiting for a row or table lock held by another transaction
     (``lock_timeout``); the store's own transactions hold their locks for milliseconds, so 10 s
-    means someone else's long transaction.  ``network``: data sent and not acknowledged by the
-    server, a dead or unreachable host (``tcp_user_timeout``).  ``connect``: opening a
-    connection (``connect_timeout``, whole seconds).  ``pool``: waiting for a free pooled
-    connection (the pool's ``timeout``).
+    means someone else's long transaction.  ``idle_in_transaction``: a session of this store
+    sitting inside an open transaction with no statement running
+    (``idle_in_transaction_session_timeout``): the store's transactions go from one statement to
+    the next in milliseconds, so 30 s means the client froze or vanished mid-transaction, and
+    the server then ends the session, releasing its locks.  ``network``: data sent and not
+    acknowledged by the server, a dead or unreachable host (``tcp_user_timeout``).
+    ``connect``: opening a connection (``connect_timeout``, whole seconds).  ``pool``: waiting
+    for a free pooled connection (the pool's ``timeout``).
     """
 
     statement: float | None = 30.0
     lock: float | None = 10.0
+    idle_in_transaction: float | None = 30.0
     network: float | None = 30.0
     connect: float | None = 10.0
     pool: float = 30.0
@@ -53,7 +60,11 @@ class PostgresTimeouts:
 
     def session_options(self) -> str:
         """The server settings as libpq ``options`` (``-c name=milliseconds``)."""
-        settings = {"statement_timeout": self.statement, "lock_timeout": self.lock}
+        settings = {
+            "statement_timeout": self.statement,
+            "lock_timeout": self.lock,
+            "idle_in_transaction_session_timeout": self.idle_in_transaction,
+        }
         return " ".join(f"-c {name}={_millis(value)}" for name, value in settings.items())
 
     def network_parameters(self) -> dict[str, int]:

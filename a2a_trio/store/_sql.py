@@ -739,14 +739,29 @@ class SqlTaskStore:
         if ttl is None:
             return 0
         cutoff = to_micros((now or m.utcnow()) - ttl)
+        batch = self._retention.purge_batch
+        # Up to ``batch`` expired tasks, found on the (state, updated_us) index, each deleted
+        # by its id with its events and push configs (cascades).  PostgreSQL locks the rows
+        # chosen, checking them again: a row another transaction changed meanwhile is
+        # deleted only if it is still expired.
+        sql = (
+            "DELETE FROM a2a_tasks WHERE id IN (SELECT id FROM a2a_tasks"
+            f" WHERE state IN {_in(_TERMINAL)} AND updated_us <= ? LIMIT ?"
+            f"{self._dialect.lock_row})"
+        )
 
-        def purge(tx: Tx) -> int:
-            return tx.run(
-                f"DELETE FROM a2a_tasks WHERE state IN {_in(_TERMINAL)} AND updated_us <= ?",
-                (cutoff,),
-            ).rowcount
+        def purge_batch(tx: Tx) -> int:
+            return tx.run(sql, (cutoff, batch)).rowcount
 
-        return await self._driver.write(purge)
+        purged = 0
+        while True:
+            # Each batch its own write (one statement, its cascades included): a cancel
+            # between batches leaves whole tasks, and other writes go in between.
+            deleted = await self._driver.write(purge_batch, one_statement=True)
+            purged += deleted
+            if deleted < batch:
+                return purged
+            await trio.lowlevel.checkpoint()
 
     async def aclose(self) -> None:
         await self._driver.aclose()

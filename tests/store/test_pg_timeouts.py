@@ -166,7 +166,7 @@ def pooled_settings(store: SqlTaskStore) -> dict[str, object]:
     with pool.connection() as conn:
         shown = {
             name: conn.execute(f"SHOW {name}").fetchone()[0]
-            for name in ("statement_timeout", "lock_timeout")
+            for name in ("statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout")
         }
         return {**shown, **socket_options(conn), "pool_timeout": pool.timeout}
 
@@ -181,6 +181,7 @@ async def test_pooled_connections_have_the_default_bounds(url: str) -> None:
         assert await settings_of(store) == {
             "statement_timeout": "30s",
             "lock_timeout": "10s",
+            "idle_in_transaction_session_timeout": "30s",
             "keepalive": 1,
             "idle": 10,
             "interval": 5,
@@ -190,11 +191,14 @@ async def test_pooled_connections_have_the_default_bounds(url: str) -> None:
 
 
 async def test_open_postgres_store_takes_other_bounds(url: str) -> None:
-    timeouts = PostgresTimeouts(statement=None, lock=1.5, network=4, pool=2)
+    timeouts = PostgresTimeouts(
+        statement=None, lock=1.5, idle_in_transaction=None, network=4, pool=2
+    )
     async with open_postgres_store(url, timeouts=timeouts) as store:
         settings = await settings_of(store)
     assert settings["statement_timeout"] == "0"  # None: no limit
     assert settings["lock_timeout"] == "1500ms"
+    assert settings["idle_in_transaction_session_timeout"] == "0"
     assert settings["user_timeout"] == 4_000
     assert settings["pool_timeout"] == 2.0
 
@@ -227,7 +231,9 @@ def connection_parameters(store: SqlTaskStore) -> dict[str, str]:
         return dict(conn.info.get_parameters())
 
 
-@pytest.mark.parametrize("field", ["statement", "lock", "network", "connect", "pool"])
+@pytest.mark.parametrize(
+    "field", ["statement", "lock", "idle_in_transaction", "network", "connect", "pool"]
+)
 def test_a_bound_of_zero_is_refused(field: str) -> None:
     """PostgreSQL reads 0 as no limit: ``None`` says that, 0 is a mistake."""
     with pytest.raises(ValueError, match=f"PostgresTimeouts.{field} must be positive"):
