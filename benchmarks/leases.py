@@ -19,19 +19,19 @@ import os
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import attrs
 import trio
+from watched_writes import watch_writes
 
 from a2a_trio import Agent, TaskContext
 from a2a_trio import model as m
 from a2a_trio.runtime import RuntimeConfig, TaskRuntime
 from a2a_trio.runtime._lease import keep_leases
 from a2a_trio.store import ANONYMOUS, open_store
-from a2a_trio.store._sql import Driver, SqlTaskStore, Tx
+from a2a_trio.store._sql import SqlTaskStore
 
 SIZES = (100, 1_000, 5_000)
 
@@ -63,22 +63,6 @@ class Row:
     writes: float
 
 
-class CountedWrites:
-    """A SQL store's driver, its write transactions counted."""
-
-    def __init__(self, driver: Driver) -> None:
-        self.driver = driver
-        self.dialect = driver.dialect
-        self.writes = 0
-
-    async def write[T](self, fn: Callable[[Tx], T], *, one_statement: bool = False) -> T:
-        self.writes += 1
-        return await self.driver.write(fn, one_statement=one_statement)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.driver, name)
-
-
 async def measure(backend: str, url: str, jobs: int, ticks: int) -> Row:
     """The mean time and writes of ``ticks`` ticks of a replica running ``jobs`` tasks."""
     config = RuntimeConfig(recovery_lease=3600.0, recover_unfinished=False)
@@ -92,8 +76,7 @@ async def measure(backend: str, url: str, jobs: int, ticks: int) -> Row:
             await runtime.send(ANONYMOUS, m.SendMessageRequest(m.text_message(f"{number}"), go))
         await working.wait()
         running = list(runtime._jobs.values())
-        counted = CountedWrites(store._driver)
-        store._driver = counted
+        counted = watch_writes(store)
         times: list[float] = []
         for _ in range(ticks):
             start = time.perf_counter()

@@ -15,22 +15,23 @@ long other writers were held).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sqlite3
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import attrs
 import psycopg
 import trio
+from watched_writes import watch_writes
 
 from a2a_trio import model as m
 from a2a_trio.store import Retention, open_postgres_store, open_sqlite_store
-from a2a_trio.store._sql import Driver, SqlTaskStore, Tx
+from a2a_trio.store._sql import SqlTaskStore
 from a2a_trio.wire import V1, dumps
 
 DOCUMENT = dumps(V1.encode(m.new_task(m.text_message("x" * 1800)))).decode()
@@ -45,25 +46,6 @@ class Row:
     total_s: float
     longest_write_ms: float
     probe_wait_ms: float
-
-
-class TimedWrites:
-    """A SQL store's driver, the longest of its write transactions kept."""
-
-    def __init__(self, driver: Driver) -> None:
-        self.driver = driver
-        self.dialect = driver.dialect
-        self.longest = 0.0
-
-    async def write[T](self, fn: Callable[[Tx], T], *, one_statement: bool = False) -> T:
-        start = time.perf_counter()
-        try:
-            return await self.driver.write(fn, one_statement=one_statement)
-        finally:
-            self.longest = max(self.longest, time.perf_counter() - start)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.driver, name)
 
 
 def task_rows(tasks: int) -> list[tuple[object, ...]]:
@@ -85,7 +67,7 @@ EVENT_INSERT = "INSERT INTO a2a_task_events VALUES (?, ?, ?)"
 
 
 def fill_sqlite(path: str, tasks: int, events: int) -> None:
-    with sqlite3.connect(path) as conn:
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:  # closed, after its commit
         conn.executemany(TASK_INSERT, task_rows(tasks))
         conn.executemany(EVENT_INSERT, event_rows(tasks, events))
 
@@ -106,8 +88,7 @@ async def purge_with_probe(
     store: SqlTaskStore, batch: int, tasks: int
 ) -> tuple[float, float, float]:
     """The purge's total and longest write, and the probe's longest wait, in seconds."""
-    timed = TimedWrites(store._driver)
-    store._driver = timed
+    timed = watch_writes(store)
     probe_wait = 0.0
     async with trio.open_nursery() as nursery:
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import followers
 import leases
+import purge
 import trio
 from loadbench import payloads
 from loadbench.held import StreamPool
@@ -124,3 +125,12 @@ async def test_leases_script_times_a_tick_of_one_write(tmp_path: Path) -> None:
     writes counted: one, the 5 touches together."""
     row = await leases.measure("sqlite", f"sqlite:///{tmp_path / 'tasks.db'}", 5, 2)
     assert (row.backend, row.jobs, row.writes) == ("sqlite", 5, 1)
+
+
+async def test_purge_script_purges_a_backlog_in_its_batches(tmp_path: Path) -> None:
+    """``benchmarks/purge.py`` runs: 30 finished tasks go in batches of 10, all of them (the
+    script checks the count), and the table shows the row."""
+    row = await purge.measure("sqlite", str(tmp_path / "purge.db"), 30, 2, 10)
+    assert (row.backend, row.tasks, row.batch) == ("sqlite", 30, 10)
+    assert 0 < row.longest_write_ms <= row.total_s * 1000
+    assert "| sqlite | 30 | 10 |" in purge.table([row])
