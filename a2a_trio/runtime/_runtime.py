@@ -35,6 +35,7 @@ from ..errors import (
     A2AError,
     AgentMisuseError,
     ConcurrencyError,
+    ContextMismatchError,
     InternalError,
     InvalidParamsError,
     InvalidTransitionError,
@@ -518,7 +519,7 @@ class TaskRuntime:
         stored = await self._load(scope, task_id)
         task = stored.task
         if message.context_id and message.context_id != task.context_id:
-            raise InvalidParamsError(
+            raise ContextMismatchError(
                 Phrase.of(
                     FIELD,
                     f" {message.context_id!r} does not match task {task_id}'s context "

@@ -15,6 +15,7 @@ from server import agents
 from a2a_trio import Agent, TaskContext
 from a2a_trio import model as m
 from a2a_trio.errors import (
+    ContextMismatchError,
     InvalidParamsError,
     StoreError,
     StoreUnavailableError,
@@ -140,6 +141,23 @@ async def test_of_two_racing_follow_ups_exactly_one_resumes_the_task() -> None:
         stored = await runtime.get(ANONYMOUS, asked.id, None)
         assert [msg.role for msg in stored.history] == [m.Role.USER, m.Role.AGENT, m.Role.USER]
         nursery.cancel_scope.cancel()
+
+
+async def test_a_follow_up_in_another_context_is_refused_as_a_context_mismatch(
+    runtime: TaskRuntime,
+) -> None:
+    """A follow-up naming the task but another context gets ``ContextMismatchError``, the
+    invalid-params error a caller can catch by its kind; the task still waits for input."""
+    asked = await runtime.send(ANONYMOUS, request("hi", "ask"))
+    assert isinstance(asked, m.Task) and asked.status.state is m.TaskState.INPUT_REQUIRED
+    elsewhere = m.text_message("Ada", task_id=asked.id, context_id="another")
+    with pytest.raises(ContextMismatchError) as refused:
+        await runtime.send(ANONYMOUS, m.SendMessageRequest(elsewhere))
+    assert isinstance(refused.value, InvalidParamsError) and refused.value.code == -32602
+    assert refused.value.path == "$.params.message.contextId"
+    assert "'another' does not match" in str(refused.value)
+    stored = await runtime.get(ANONYMOUS, asked.id, None)
+    assert stored.status.state is m.TaskState.INPUT_REQUIRED
 
 
 class GatedLoads(MemoryTaskStore):
