@@ -6,9 +6,11 @@ on SQLite it held the one write lock, every job write and lease tick waiting beh
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from contextlib import closing
 from datetime import datetime, timedelta
 from functools import partial
+from typing import Any
 
 import attrs
 import psycopg
@@ -18,6 +20,7 @@ import trio.lowlevel
 
 from a2a_trio import model as m
 from a2a_trio.store import ANONYMOUS, Retention, TaskQuery, TaskStore, open_store
+from a2a_trio.store._sql import Driver, SqlTaskStore, Tx
 
 from .conftest import Backend
 
@@ -75,6 +78,27 @@ async def wait_for_progress(store: TaskStore, before: int) -> None:
         await trio.lowlevel.checkpoint()  # the memory store's reads do not yield
 
 
+class CancelAfterWrites:
+    """A SQL store's driver that cancels ``scope`` once ``writes`` of its writes have
+    returned, so a purge is cancelled between two batches whatever the threads' timing."""
+
+    def __init__(self, driver: Driver, writes: int, scope: trio.CancelScope) -> None:
+        self.driver = driver
+        self.dialect = driver.dialect
+        self._left = writes
+        self._scope = scope
+
+    async def write[T](self, fn: Callable[[Tx], T], *, one_statement: bool = False) -> T:
+        result = await self.driver.write(fn, one_statement=one_statement)
+        self._left -= 1
+        if self._left == 0:
+            self._scope.cancel()
+        return result
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.driver, name)
+
+
 def orphan_rows(backend: Backend) -> int:
     """Events and push configs whose task is gone (blocking; the SQL backends' tables)."""
     sql = (
@@ -119,9 +143,13 @@ async def test_a_cancelled_purge_leaves_whole_tasks_and_a_later_one_finishes(
     async with open_store(backend.url, retention=RETENTION) as store:
         now = await add_backlog(store, BACKLOG)
         async with trio.open_nursery() as nursery:
+            if isinstance(store, SqlTaskStore):  # cancelled right after its second batch
+                store._driver = CancelAfterWrites(store._driver, 2, nursery.cancel_scope)
             nursery.start_soon(partial(store.purge_expired, now=now))
-            await wait_for_progress(store, BACKLOG)
+            await wait_for_progress(store, BACKLOG)  # the memory store: one batch a checkpoint
             nursery.cancel_scope.cancel()
+        if isinstance(store, SqlTaskStore) and isinstance(store._driver, CancelAfterWrites):
+            store._driver = store._driver.driver
         left = await stored_tasks(store)
         assert 0 < len(left) < BACKLOG  # stopped part way, between batches
         for task in left:
