@@ -319,8 +319,12 @@ def _reason(error: A2AError) -> str:
 
 
 def _public_name(error: A2AError) -> str:
-    """The name of the ``errors`` class ``error`` is (internal subclasses refine those)."""
-    return next(c for c in type(error).__mro__ if c.__module__ == errors.__name__).__name__
+    """The name of the A2A error ``error`` is: the ``errors`` class that gives it its code.
+    A refinement (``ContextMismatchError``, a store's or a binding's own subclass) goes on the
+    wire as the error it refines."""
+    return next(
+        c for c in type(error).__mro__ if c.__module__ == errors.__name__ and "code" in vars(c)
+    ).__name__
 
 
 def error_type(error: A2AError) -> str:

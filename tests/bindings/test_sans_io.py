@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 
 from a2a_trio import model as m
-from a2a_trio.errors import InvalidParamsError, TaskNotFoundError
+from a2a_trio.errors import ContextMismatchError, InvalidParamsError, TaskNotFoundError
 from a2a_trio.server import _jsonrpc as rpc
 from a2a_trio.server._legacy import LegacyEvents, LegacyIds, bearer_refusal
 from a2a_trio.server._rest import (
     RouteNotFound,
     VerbNotAllowed,
+    error_type,
     integer,
     match_route,
     problem,
@@ -84,6 +85,17 @@ def test_problem_body_carries_the_error_info_reason() -> None:
     (info,) = body["details"]
     assert info["reason"] == "TASK_NOT_FOUND"
     assert info["domain"] == "a2a-protocol.org"
+
+
+def test_a_refined_error_goes_out_as_the_a2a_error_it_refines() -> None:
+    """A context mismatch is an invalid-params error to every client: the ErrorInfo reason
+    and the v0.3 error type name InvalidParams, not the local subclass."""
+    refused = ContextMismatchError(
+        "contextId 'c' does not match", path="$.params.message.contextId"
+    )
+    (info,) = problem(refused)["error"]["details"]
+    assert info["reason"] == "INVALID_PARAMS"
+    assert error_type(refused) == "InvalidParamsError"
 
 
 def test_legacy_ids_in_use_until_the_grace_window_after_the_end() -> None:
