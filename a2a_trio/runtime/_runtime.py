@@ -107,9 +107,10 @@ class RuntimeConfig:
     poll_interval: float = DEFAULT_POLL_INTERVAL
     finished_logs: int = 0
     """How many finished tasks keep their in-memory event log for resubscribers (oldest
-    dropped first).  None by default: a resume after the end replays the store, which has the
-    same events, while each kept log holds its task's events (request bodies included) in
-    memory; raise it to save those store reads on a store that is slow to read."""
+    dropped first; only tasks whose job recorded their terminal state).  None by default: a
+    resume after the end replays the store, which has the same events, while each kept log
+    holds its task's events (request bodies included) in memory; raise it to save those store
+    reads on a store that is slow to read."""
     finalize_timeout: float = 5.0
     """How long a cancelled or shut-down job may take to record its final state."""
     recover_unfinished: bool = True
@@ -319,8 +320,6 @@ class TaskRuntime:
                 )
             except STORE_CONFLICTS:
                 continue  # written meanwhile (by its handler on another replica): read again
-            # A log kept from a job whose final write failed lacks this event: replay the store.
-            self._finished.pop(task_id, None)
             return canceled.task
         raise TaskNotCancelableError(
             f"Task {task_id} changed {CANCEL_ATTEMPTS} times while it was being canceled; try again"
@@ -720,7 +719,6 @@ class TaskRuntime:
             on_superseded=self._superseded,
         )
         self._jobs[task.id] = job
-        self._finished.pop(task.id, None)
         self._nursery.start_soon(self._run_job, job, message, name=f"a2a task {task.id}")
         return job
 
@@ -818,12 +816,17 @@ class TaskRuntime:
                 logger.warning("task %s failed, the task store was unavailable: %s", job.id, outage)
 
     def _retire(self, job: Job) -> None:
+        """``job`` is over: it leaves the jobs, and its log is kept (``finished_logs``) only if
+        the job recorded the task's terminal state, so the log holds every event the store has.
+        A final write that raised may have been stored all the same (the commit went through,
+        then the connection dropped): a resume reads the store then, never a log without it."""
         job.finish()
         if not job.superseded:  # a superseded job left the jobs already; its log is not the task's
             self._jobs.pop(job.id, None)
-            self._finished[job.id] = (job.scope, job.log)
-            while len(self._finished) > self.config.finished_logs:
-                self._finished.popitem(last=False)
+            if m.is_terminal(job.state):
+                self._finished[job.id] = (job.scope, job.log)
+                while len(self._finished) > self.config.finished_logs:
+                    self._finished.popitem(last=False)
         self._idle.unpark_all()
 
     # --- lookups --------------------------------------------------------------------------

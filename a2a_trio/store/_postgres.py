@@ -73,6 +73,7 @@ DIALECT: Final = Dialect(
     name="PostgreSQL",
     next_order="nextval('a2a_task_order')",
     lock_row=" FOR UPDATE",
+    claim_rows=" FOR UPDATE SKIP LOCKED",
     integrity_error=psycopg.IntegrityError,
     operational_error=psycopg.OperationalError,
     modifying_with=True,

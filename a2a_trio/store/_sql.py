@@ -91,6 +91,9 @@ class Dialect:
 
     ``next_order``: an expression giving a new, store-wide increasing listing-order number.
     ``lock_row``: appended to the SELECT that reads a task before changing it.
+    ``claim_rows``: appended to the SELECT choosing a batch of rows to delete: locks the rows
+    chosen, passing over those another transaction holds, so replicas purging together share
+    the work instead of waiting on each other's batches.
     ``integrity_error``: what the driver raises on a unique-constraint violation.
     ``operational_error``: what it raises when the database cannot do the work now (locked,
     unreachable, failing over); ``name`` is the backend's, for messages.
@@ -101,6 +104,7 @@ class Dialect:
     name: str
     next_order: str
     lock_row: str
+    claim_rows: str
     integrity_error: type[Exception]
     operational_error: type[Exception]
     modifying_with: bool
@@ -742,12 +746,14 @@ class SqlTaskStore:
         batch = self._retention.purge_batch
         # Up to ``batch`` expired tasks, found on the (state, updated_us) index, each deleted
         # by its id with its events and push configs (cascades).  PostgreSQL locks the rows
-        # chosen, checking them again: a row another transaction changed meanwhile is
-        # deleted only if it is still expired.
+        # chosen, checking them again (a row changed meanwhile is deleted only if it is still
+        # expired), and passes over rows another transaction holds (``claim_rows``): another
+        # replica's purge, which deletes them, or a write, after which a row is no longer
+        # expired or waits for the next tick.
         sql = (
             "DELETE FROM a2a_tasks WHERE id IN (SELECT id FROM a2a_tasks"
             f" WHERE state IN {_in(_TERMINAL)} AND updated_us <= ? LIMIT ?"
-            f"{self._dialect.lock_row})"
+            f"{self._dialect.claim_rows})"
         )
 
         def purge_batch(tx: Tx) -> int:
@@ -759,6 +765,10 @@ class SqlTaskStore:
             # between batches leaves whole tasks, and other writes go in between.
             deleted = await self._driver.write(purge_batch, one_statement=True)
             purged += deleted
+            # The limit counts the rows locked, not those passed over (PostgreSQL applies it
+            # above the locking), so a short batch means fewer than ``batch`` expired rows
+            # were free: any others are held as said above, and another batch now would only
+            # pass over them again.
             if deleted < batch:
                 return purged
             await trio.lowlevel.checkpoint()

@@ -69,6 +69,7 @@ DIALECT: Final = Dialect(
     # One writer at a time, so the next number is simply one above the largest.
     next_order="(SELECT coalesce(max(ord), 0) + 1 FROM a2a_tasks)",
     lock_row="",  # BEGIN IMMEDIATE already holds the write lock
+    claim_rows="",  # and no other writer holds any row meanwhile
     integrity_error=sqlite3.IntegrityError,
     operational_error=sqlite3.OperationalError,
     modifying_with=False,

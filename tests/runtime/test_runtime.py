@@ -535,9 +535,12 @@ async def test_cancel_after_a_restart_ends_the_stored_log(store_url: str) -> Non
     assert isinstance(final, m.TaskStatusUpdateEvent) and final.status == canceled.status
 
 
-async def test_cancel_after_a_lost_final_write_ends_the_log(nursery: trio.Nursery) -> None:
+@pytest.mark.parametrize("finished_logs", [0, 10], ids=["logs dropped", "logs kept"])
+async def test_cancel_after_a_lost_final_write_ends_the_log(
+    nursery: trio.Nursery, finished_logs: int
+) -> None:
     killable = KillableStore(MemoryTaskStore())
-    runtime = TaskRuntime(agents.agent, killable, FAST)
+    runtime = TaskRuntime(agents.agent, killable, attrs.evolve(FAST, finished_logs=finished_logs))
     await nursery.start(runtime.run)
     agents.gates["lost"] = gate = trio.Event()
     task = await runtime.send(ANONYMOUS, request("lost", "gated", return_immediately=True))
@@ -548,11 +551,64 @@ async def test_cancel_after_a_lost_final_write_ends_the_log(nursery: trio.Nurser
     await trio.testing.wait_all_tasks_blocked()  # its job ended; no result was stored
     killable.dead = False
     canceled = await runtime.cancel(ANONYMOUS, task.id)
-    # The job's kept log ends without a final event; the store's log has the cancellation.
+    # The job's log ends without a final event, so it is not kept: the store's log has the
+    # cancellation.
     replayed = await read_all(await runtime.subscribe(ANONYMOUS, task.id, last_event_id=0))
     assert [entry.seq for entry in replayed] == [1, 2, 3]
     assert isinstance(replayed[-1].event, m.TaskStatusUpdateEvent)
     assert replayed[-1].event.status == canceled.status
+
+
+class AnswerLost:
+    """A store whose answer to a task's final write is lost: the write is stored, then the
+    call raises ``StoreUnavailableError``, as when the commit went through and the connection
+    dropped before its answer came back."""
+
+    def __init__(self, store: TaskStore) -> None:
+        self.store = store
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    async def update_task(
+        self, scope: CallerScope, task_id: str, update: TaskUpdate, **kwargs: Any
+    ) -> StoredTask:
+        stored = await self.store.update_task(scope, task_id, update, **kwargs)
+        if m.is_terminal(stored.task.status.state):
+            raise StoreUnavailableError("the connection dropped before the commit's answer")
+        return stored
+
+
+@pytest.mark.parametrize(
+    "after", [0, 3, 4], ids=["from the start", "from the job's last", "past the job's last"]
+)
+async def test_a_resume_after_a_final_write_whose_answer_was_lost_gets_the_stored_end(
+    store_url: str, after: int
+) -> None:
+    """The job published events 1 to 3; its final write stored 4 (the result) and 5
+    (COMPLETED) and raised.  A resume gets every stored event after its id, with
+    ``finished_logs`` on.  Before, the job's log was kept though it lacked 4 and 5: a resume
+    from it ended at 3, and one from 3 or 4 got nothing."""
+    config = attrs.evolve(FAST, finished_logs=10)
+    async with open_store(store_url) as store, trio.open_nursery() as nursery:
+        runtime = TaskRuntime(agents.agent, AnswerLost(store), config)  # type: ignore[arg-type]
+        await nursery.start(runtime.run)
+        agents.gates["answer lost"] = gate = trio.Event()
+        sent = request("answer lost", "gated", return_immediately=True)
+        task = await runtime.send(ANONYMOUS, sent)
+        assert isinstance(task, m.Task)
+        live = await runtime.subscribe(ANONYMOUS, task.id)
+        gate.set()
+        with trio.fail_after(5):
+            await read_all(live)  # ends with the job's log
+        resumed = await read_all(await runtime.subscribe(ANONYMOUS, task.id, last_event_id=after))
+        stored = await store.load_events(ANONYMOUS, task.id, after_seq=after)
+        nursery.cancel_scope.cancel()
+    assert [(entry.seq, entry.event) for entry in resumed] == list(stored)
+    assert [seq for seq, _event in stored] == list(range(after + 1, 6))
+    final = stored[-1][1]
+    assert isinstance(final, m.TaskStatusUpdateEvent)
+    assert final.status.state is m.TaskState.COMPLETED
 
 
 async def test_a_task_deleted_under_its_running_handler_stops_the_job(store_url: str) -> None:

@@ -19,10 +19,18 @@ import trio
 import trio.lowlevel
 
 from a2a_trio import model as m
-from a2a_trio.store import ANONYMOUS, Retention, TaskQuery, TaskStore, open_store
+from a2a_trio.store import (
+    ANONYMOUS,
+    Retention,
+    TaskQuery,
+    TaskStore,
+    open_postgres_store,
+    open_store,
+)
 from a2a_trio.store._sql import Driver, SqlTaskStore, Tx
 
-from .conftest import Backend
+from .conftest import Backend, pg_schema_url
+from .test_pg_timeouts import QUICK_LOCKS, held
 
 BATCH = 5
 TTL = timedelta(hours=1)
@@ -174,6 +182,42 @@ async def test_a_write_during_a_long_purge_goes_between_its_batches(backend: Bac
             assert purged == []  # the write finished while the purge still ran
         assert purged == [BACKLOG]
         assert await store.load_task(ANONYMOUS, created.task.id) is not None
+
+
+async def purge_together(stores: list[TaskStore], now: datetime) -> list[int]:
+    """What each of ``stores`` purged, all purging at once."""
+    counts: list[int] = []
+
+    async def purge(store: TaskStore) -> None:
+        counts.append(await store.purge_expired(now=now))
+
+    async with trio.open_nursery() as nursery:
+        for store in stores:
+            nursery.start_soon(purge, store)
+    return counts
+
+
+@pytest.mark.postgres
+async def test_replicas_purging_together_share_the_work_and_pass_over_held_rows() -> None:
+    """Two replicas purge one backlog at once while a third connection holds some of its rows:
+    each task is purged once, by one of them, neither waits on a lock (QUICK_LOCKS would
+    raise), and a later purge takes the rows let go.  Before, a purge locked the rows it
+    chose, waiting on those another transaction held: here, for longer than the lock timeout."""
+    async with (
+        pg_schema_url() as url,
+        open_postgres_store(url, retention=RETENTION, timeouts=QUICK_LOCKS) as first,
+        open_postgres_store(url, retention=RETENTION, timeouts=QUICK_LOCKS) as second,
+    ):
+        now = await add_backlog(first, BACKLOG)
+        held_ids = {task.id for task in (await stored_tasks(first))[:: BACKLOG // (2 * BATCH)]}
+        lock = "SELECT 1 FROM a2a_tasks WHERE id = ANY (%s) FOR UPDATE"
+        async with held(url, lock, list(held_ids)):
+            counts = await purge_together([first, second], now)
+        assert sum(counts) == BACKLOG - len(held_ids)
+        assert {task.id for task in await stored_tasks(second)} == held_ids
+        assert await second.purge_expired(now=now) == len(held_ids)
+        assert await stored_count(first) == 0
+        assert await trio.to_thread.run_sync(orphan_rows, Backend("postgres", url)) == 0
 
 
 def test_a_purge_batch_below_one_is_refused() -> None:
