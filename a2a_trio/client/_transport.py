@@ -66,12 +66,13 @@ class TrustedOrigins:
     @classmethod
     def parse(cls, urls: Iterable[str]) -> TrustedOrigins:
         """The origins of ``urls`` (``"https://api.example.com"``; only the origin counts).
+        One URL may be given alone, as a string: it is one URL, not its characters.
 
         Raises:
             ValueError: one is not an absolute ``http://`` or ``https://`` URL.
         """
         parsed = set()
-        for value in urls:
+        for value in (urls,) if isinstance(urls, str) else urls:
             try:
                 found = origin(value)
             except httpx.InvalidURL:

@@ -175,8 +175,8 @@ async def test_redirect_to_a_trusted_origin_is_followed() -> None:
 
 @pytest.mark.parametrize(
     "given",
-    [lambda url: iter([url]), lambda url: TrustedOrigins.parse([url])],
-    ids=["a one-shot iterator", "parsed beforehand"],
+    [lambda url: iter([url]), lambda url: TrustedOrigins.parse([url]), lambda url: url],
+    ids=["a one-shot iterator", "parsed beforehand", "one URL as a string"],
 )
 async def test_trusted_origins_are_read_once(given: Callable[[str], Iterable[str]]) -> None:
     """Before: ``open_client`` read ``trusted_origins`` to check it, and the card's fetch read
