@@ -363,4 +363,5 @@ class InvalidTransitionError(StoreError):
 
 class StoreUnavailableError(StoreError):
     """The store's database could not do the work (locked, unreachable, out of space): nothing
-    was written, and the same call may succeed later."""
+    was written (unless the connection dropped after a commit, before its answer: the runtime
+    reads a final write back), and the same call may succeed later."""

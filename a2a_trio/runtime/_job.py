@@ -12,11 +12,28 @@ import attrs
 import trio
 
 from .. import model as m
-from ..errors import ConcurrencyError, TaskNotFoundError
-from ..store import CallerScope, SequencedEvent, TaskAtVersion, TaskStore, TaskUpdate
+from ..errors import ConcurrencyError, StoreUnavailableError, TaskNotFoundError
+from ..store import (
+    CallerScope,
+    SequencedEvent,
+    StoredTask,
+    TaskAtVersion,
+    TaskStore,
+    TaskUpdate,
+)
 from ._agent import Skill
 from ._content import check_update
 from ._eventlog import EventLog, EventLogLimits
+
+READ_BACK_TRIES = 3
+"""How often a final write the store answered with ``StoreUnavailableError`` is read back."""
+READ_BACK_BACKOFF = 0.05
+"""Seconds before the second read-back, doubled before each further one."""
+
+
+class FinalStateUnknown(StoreUnavailableError):
+    """A final write raised ``StoreUnavailableError`` and the store could not be read back
+    either: it may hold the task's terminal state or not."""
 
 
 class Job:
@@ -78,7 +95,8 @@ class Job:
         The events (artifacts first, then the status) are built and numbered before the store
         call so the store logs them atomically with the change; a state change gets its
         timestamp here, so the status event is exactly the stored status.  If the store raises,
-        nothing is published.  ``chunk`` is (append, last_chunk) for a single streamed artifact
+        nothing is published (but for a terminal write the store holds all the same: see
+        :meth:`write_final`).  ``chunk`` is (append, last_chunk) for a single streamed artifact
         write.  Content that is not plain JSON raises ``AgentMisuseError`` before anything is
         stored.
 
@@ -97,6 +115,24 @@ class Job:
         finally:
             self._release()
         return self.task
+
+    async def write_final(self, update: TaskUpdate) -> StoreUnavailableError | None:
+        """Write the task's terminal ``update`` as :meth:`write` does, finding out what a
+        ``StoreUnavailableError`` left: the store may have stored the write all the same (the
+        commit went through, then the connection dropped before its answer).
+
+        The task is read back (:meth:`_read_back`); when the store holds this write's events
+        under the numbers they were given, the write counts as recorded: the stored task is
+        the job's, its events are published (its streams end with them), and the error the
+        store answered with is returned for the caller to log.  ``None`` when the store
+        answered.  The error propagates when the store does not hold the write, and
+        ``FinalStateUnknown`` when it could not be read back.
+        """
+        await self._acquire()
+        try:
+            return await self._write(update, None)
+        finally:
+            self._release()
 
     async def resume(self, update: TaskUpdate, message: m.Message) -> bool:
         """Write ``update`` (the follow-up ``message`` taking the task back to WORKING) and hand
@@ -194,13 +230,18 @@ class Job:
         self._lock.release()
         self._changed.unpark_all()
 
-    async def _write(self, update: TaskUpdate, chunk: tuple[bool, bool] | None) -> None:
+    async def _write(
+        self, update: TaskUpdate, chunk: tuple[bool, bool] | None
+    ) -> StoreUnavailableError | None:
+        """The write itself, under the lock; a terminal one the store stored but answered
+        with an error returns that error (see :meth:`write_final`)."""
         if self.superseded:
             raise _moved_on(self.id)
         check_update(update)
         if update.state is not None and update.timestamp is None:
             update = attrs.evolve(update, timestamp=m.utcnow())
         events = self._events(update, chunk)
+        lost = None
         try:
             stored = await self._store.update_task(
                 self.scope, self.id, update, expected_version=self.version, events=events
@@ -208,6 +249,10 @@ class Job:
         except (ConcurrencyError, TaskNotFoundError) as exc:  # written elsewhere, or gone
             await self._supersede()
             raise _moved_on(self.id) from exc
+        except StoreUnavailableError as exc:
+            if update.state is None or not m.is_terminal(update.state):
+                raise
+            stored, lost = await self._read_back(events, exc), exc
         self.task, self.version = stored.task, stored.version
         for seq, event in events:
             self.log.publish(event, seq=seq)
@@ -215,6 +260,39 @@ class Job:
             self.log.close()
         elif self.waiting_for_input:
             self._on_waiting.unpark_all()  # a drain waits only for jobs that are not waiting
+        return lost
+
+    async def _read_back(
+        self, events: list[SequencedEvent], lost: StoreUnavailableError
+    ) -> StoredTask:
+        """The stored task, if the store holds ``events`` (a final write it answered with
+        ``lost``) under their numbers; else ``lost`` is raised again.
+
+        The events carry the write's own status timestamp and message, so no other write
+        logs the same ones there.  Up to ``READ_BACK_TRIES`` reads, with a short backoff
+        between, as the store may still be down; then ``FinalStateUnknown``.  The caller's
+        scope (the runtime's bounded final write) limits them too.
+        """
+        delay = READ_BACK_BACKOFF
+        for attempt in range(READ_BACK_TRIES):
+            if attempt:
+                await trio.sleep(delay)
+                delay *= 2
+            try:
+                logged = await self._store.load_events(
+                    self.scope, self.id, after_seq=self.log.last_seq
+                )
+                stored = await self._store.load_task(self.scope, self.id)
+            except StoreUnavailableError:
+                continue
+            except TaskNotFoundError:  # deleted meanwhile
+                raise lost from None
+            if stored is None or list(logged[: len(events)]) != events:
+                raise lost
+            return stored
+        raise FinalStateUnknown(
+            f"the store could not be read back ({READ_BACK_TRIES} tries): {lost}"
+        ) from lost
 
     def _events(self, update: TaskUpdate, chunk: tuple[bool, bool] | None) -> list[SequencedEvent]:
         """The stream events ``update`` produces, numbered on from the log's last event."""

@@ -65,7 +65,7 @@ from ._content import check_content
 from ._context import TaskContext
 from ._eventlog import EventLog, EventLogLimits, LogEntry, ReplayGap, Subscription
 from ._follow import FollowedTask, StoreFollower, stored_snapshot
-from ._job import Job, bound_to, update_events
+from ._job import FinalStateUnknown, Job, bound_to, update_events
 from ._lease import keep_leases
 from ._outcome import (
     INTERNAL_FAILURE,
@@ -801,17 +801,33 @@ class TaskRuntime:
     async def _settle(
         self, job: Job, final: TaskUpdate, *, outage: StoreUnavailableError | None = None
     ) -> None:
-        """Record ``final``; ``outage`` (what refused the handler's write) is logged once."""
+        """Record ``final``; ``outage`` (what refused the handler's write) is logged once.
+
+        A write the store answered with ``StoreUnavailableError`` is read back
+        (``Job.write_final``), so the log says whether the final state was recorded."""
         try:
-            await job.write(final)
+            lost = await job.write_final(final)
         except AgentMisuseError:  # the handler's result cannot be stored: the task fails
             logger.exception("skill %r returned content no store can hold", job.skill.id)
             failed = agent_message(job.task, INTERNAL_FAILURE)
             await self._settle(job, TaskUpdate(state=m.TaskState.FAILED, status_message=failed))
+        except FinalStateUnknown as exc:
+            logger.warning("task %s: final state unknown, %s", job.id, exc)
+        except StoreUnavailableError as exc:
+            logger.warning(
+                "task %s: final state not recorded, the store does not hold it: %s", job.id, exc
+            )
         except StoreError as exc:
             if not job.superseded:  # superseded: the task went on without it, as it should
                 logger.warning("task %s: final state not recorded: %s", job.id, exc)
         else:
+            if lost is not None:
+                logger.warning(
+                    "task %s: final state recorded, though the store's answer was lost (%s);"
+                    " the task was read back",
+                    job.id,
+                    lost,
+                )
             if outage is not None:
                 logger.warning("task %s failed, the task store was unavailable: %s", job.id, outage)
 

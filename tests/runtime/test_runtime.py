@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, NoReturn
@@ -24,6 +25,7 @@ from a2a_trio.errors import (
     UnsupportedOperationError,
 )
 from a2a_trio.runtime import EventLogLimits, RuntimeConfig, TaskRuntime, TaskStream
+from a2a_trio.runtime._job import READ_BACK_TRIES
 from a2a_trio.runtime._runtime import RECOVERY_RETRY, RESTART_MESSAGE
 from a2a_trio.store import (
     ANONYMOUS,
@@ -562,21 +564,39 @@ async def test_cancel_after_a_lost_final_write_ends_the_log(
 class AnswerLost:
     """A store whose answer to a task's final write is lost: the write is stored, then the
     call raises ``StoreUnavailableError``, as when the commit went through and the connection
-    dropped before its answer came back."""
+    dropped before its answer came back.
 
-    def __init__(self, store: TaskStore) -> None:
+    ``stored=False``: the final write fails before it is stored (the store was down).
+    ``readable=False``: the store stays down for reads from then on; ``reads`` counts them.
+    """
+
+    READS = frozenset({"load_task", "load_task_with_seq", "load_events", "last_event_seq"})
+
+    def __init__(self, store: TaskStore, *, stored: bool = True, readable: bool = True) -> None:
         self.store = store
+        self.stored = stored
+        self.readable = readable
+        self.down = False
+        self.reads = 0
 
     def __getattr__(self, name: str) -> Any:
+        if self.down and name in self.READS:
+            return self._refuse_read
         return getattr(self.store, name)
+
+    async def _refuse_read(self, *args: object, **kwargs: object) -> NoReturn:
+        self.reads += 1
+        raise StoreUnavailableError("the database is still unreachable")
 
     async def update_task(
         self, scope: CallerScope, task_id: str, update: TaskUpdate, **kwargs: Any
     ) -> StoredTask:
-        stored = await self.store.update_task(scope, task_id, update, **kwargs)
-        if m.is_terminal(stored.task.status.state):
-            raise StoreUnavailableError("the connection dropped before the commit's answer")
-        return stored
+        if not (update.state is not None and m.is_terminal(update.state)):
+            return await self.store.update_task(scope, task_id, update, **kwargs)
+        if self.stored:
+            await self.store.update_task(scope, task_id, update, **kwargs)
+        self.down = not self.readable
+        raise StoreUnavailableError("the connection dropped before the commit's answer")
 
 
 @pytest.mark.parametrize(
@@ -609,6 +629,119 @@ async def test_a_resume_after_a_final_write_whose_answer_was_lost_gets_the_store
     final = stored[-1][1]
     assert isinstance(final, m.TaskStatusUpdateEvent)
     assert final.status.state is m.TaskState.COMPLETED
+
+
+async def send_past_a_lost_answer(lost: AnswerLost, text: str) -> tuple[m.Task, StoredTask | None]:
+    """A blocking send of ``text`` to a runtime on ``lost``: the task it answered with, and
+    the task as the store underneath holds it."""
+    async with trio.open_nursery() as nursery:
+        runtime = TaskRuntime(agents.agent, lost, FAST)  # type: ignore[arg-type]
+        await nursery.start(runtime.run)
+        with trio.fail_after(5):
+            task = await runtime.send(ANONYMOUS, request(text))
+        nursery.cancel_scope.cancel()
+    assert isinstance(task, m.Task)
+    return task, await lost.store.load_task(ANONYMOUS, task.id)
+
+
+def final_state_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """What the runtime warned about final writes."""
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    return [w for w in warnings if "final state" in w]
+
+
+async def test_a_blocking_send_whose_final_write_answer_was_lost_gets_the_stored_task(
+    store_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The final write was stored, then the store raised: the runtime reads the task back and
+    answers with it, COMPLETED with its result, as GetTask has it.  Before, the send got the
+    task as it was before that write (SUBMITTED), and the log said the final state was not
+    recorded."""
+    async with open_store(store_url) as store:
+        task, stored = await send_past_a_lost_answer(AnswerLost(store), "lost answer")
+    assert task.status.state is m.TaskState.COMPLETED
+    assert [artifact.parts for artifact in task.artifacts] == [(m.TextPart("lost answer"),)]
+    assert stored is not None and stored.task == task
+    assert final_state_warnings(caplog) == [
+        f"task {task.id}: final state recorded, though the store's answer was lost (the"
+        " connection dropped before the commit's answer); the task was read back"
+    ]
+
+
+async def test_a_live_stream_whose_final_write_answer_was_lost_gets_the_final_events(
+    store_url: str,
+) -> None:
+    """A stream of the job gets the events its final write stored (the result, then
+    COMPLETED), numbered as in the store, then ends.  Before, it ended after the job's
+    progress, without them."""
+    gate = f"lost answer {m.new_id()}"  # the gates outlive a test
+    async with open_store(store_url) as store, trio.open_nursery() as nursery:
+        runtime = TaskRuntime(agents.agent, AnswerLost(store), FAST)  # type: ignore[arg-type]
+        await nursery.start(runtime.run)
+        stream = await runtime.send_stream(ANONYMOUS, request(gate, "gated"))
+        agents.gates.setdefault(gate, trio.Event()).set()
+        with trio.fail_after(5):
+            streamed = await read_all(stream)
+        first = streamed[0].event
+        assert isinstance(first, m.Task)
+        logged = await store.load_events(ANONYMOUS, first.id)
+        nursery.cancel_scope.cancel()
+    assert [(entry.seq, entry.event) for entry in streamed] == list(logged)
+    result, final = logged[-2][1], logged[-1][1]
+    assert isinstance(result, m.TaskArtifactUpdateEvent)
+    assert result.artifact.parts == (m.TextPart("done"),)
+    assert isinstance(final, m.TaskStatusUpdateEvent)
+    assert final.status.state is m.TaskState.COMPLETED
+
+
+async def test_a_final_write_the_store_did_not_store_is_not_taken_for_recorded(
+    store_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The final write failed before it was stored: the task read back does not hold it, so
+    the send gets the task as it stands (SUBMITTED, as the store has it), its stream ends
+    without a final event, and the log says the store does not hold the final state.  Before,
+    the log said so without having looked."""
+    async with open_store(store_url) as store, trio.open_nursery() as nursery:
+        lost = AnswerLost(store, stored=False)
+        runtime = TaskRuntime(agents.agent, lost, FAST)  # type: ignore[arg-type]
+        await nursery.start(runtime.run)
+        stream = await runtime.send_stream(ANONYMOUS, request("not stored"))
+        with trio.fail_after(5):
+            streamed = await read_all(stream)
+        task_id = streamed[0].event.id  # type: ignore[union-attr]
+        task = await runtime.send(ANONYMOUS, request("not stored either"))
+        assert isinstance(task, m.Task)
+        stored = await store.load_task(ANONYMOUS, task.id)
+        logged = await store.load_events(ANONYMOUS, task_id)
+        nursery.cancel_scope.cancel()
+    assert [(entry.seq, entry.event) for entry in streamed] == list(logged)
+    assert stored is not None and stored.task == task
+    assert task.status.state is m.TaskState.SUBMITTED
+    assert final_state_warnings(caplog) == [
+        f"task {task_id}: final state not recorded, the store does not hold it: the"
+        " connection dropped before the commit's answer",
+        f"task {task.id}: final state not recorded, the store does not hold it: the"
+        " connection dropped before the commit's answer",
+    ]
+
+
+async def test_a_final_write_the_store_cannot_be_asked_about_is_left_unknown(
+    store_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The final write was stored, then the store stays down: the runtime reads the task
+    back a few times, then gives up and answers as before (the task as the job last had it),
+    saying the final state is unknown.  Before, it did not read back, and the log said the
+    final state was not recorded, which was false."""
+    async with open_store(store_url) as store:
+        lost = AnswerLost(store, readable=False)
+        task, stored = await send_past_a_lost_answer(lost, "unreadable")
+    assert task.status.state is m.TaskState.SUBMITTED
+    assert stored is not None and stored.task.status.state is m.TaskState.COMPLETED
+    assert lost.reads == READ_BACK_TRIES
+    assert final_state_warnings(caplog) == [
+        f"task {task.id}: final state unknown, the store could not be read back"
+        f" ({READ_BACK_TRIES} tries): the connection dropped before the commit's answer"
+    ]
 
 
 async def test_a_task_deleted_under_its_running_handler_stops_the_job(store_url: str) -> None:
