@@ -694,6 +694,32 @@ async def test_a_live_stream_whose_final_write_answer_was_lost_gets_the_final_ev
     assert final.status.state is m.TaskState.COMPLETED
 
 
+async def test_a_cancel_whose_final_write_answer_was_lost_answers_canceled(
+    store_url: str,
+) -> None:
+    """CancelTask on a running task whose CANCELED write was stored but answered with an
+    error gets the task CANCELED, as the store has it.  Before, it was refused: the task had
+    "ended WORKING first"."""
+    gate = f"cancel lost {m.new_id()}"  # never opened: the cancel ends the task
+    async with open_store(store_url) as store, trio.open_nursery() as nursery:
+        runtime = TaskRuntime(agents.agent, AnswerLost(store), FAST)  # type: ignore[arg-type]
+        await nursery.start(runtime.run)
+        task = await runtime.send(ANONYMOUS, request(gate, "gated", return_immediately=True))
+        assert isinstance(task, m.Task)
+        live = await runtime.subscribe(ANONYMOUS, task.id)
+        while not isinstance((await live.receive()).event, m.TaskStatusUpdateEvent):
+            pass  # the handler is at its gate once its WORKING update is out (and stored)
+        with trio.fail_after(5):
+            canceled = await runtime.cancel(ANONYMOUS, task.id)
+            streamed = await drain(live)
+        stored = await store.load_task(ANONYMOUS, task.id)
+        nursery.cancel_scope.cancel()
+    assert canceled.status.state is m.TaskState.CANCELED
+    assert stored is not None and stored.task == canceled
+    assert isinstance(streamed[-1], m.TaskStatusUpdateEvent)
+    assert streamed[-1].status == canceled.status
+
+
 async def test_a_final_write_the_store_did_not_store_is_not_taken_for_recorded(
     store_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -254,5 +254,5 @@ async def test_a_write_refused_by_an_outage_is_not_the_skills_failure(
     if text == "back":
         assert "failed, the task store was unavailable: the SQLite store is unavailable" in line
     else:
-        assert "final state not recorded: the SQLite store is unavailable" in line
+        assert "final state not recorded, the store does not hold it: the SQLite store" in line
     assert "readonly database" in line  # the cause, for the operator
