@@ -170,6 +170,17 @@ def _in(values: Sequence[int]) -> str:
     return "(" + ", ".join(str(value) for value in values) + ")"
 
 
+def _id_chunks(ids: Sequence[str]) -> Iterator[Sequence[str]]:
+    """``ids`` in runs of at most ``IDS_PER_QUERY``, one ``IN`` list each."""
+    for start in range(0, len(ids), IDS_PER_QUERY):
+        yield ids[start : start + IDS_PER_QUERY]
+
+
+def _placeholders(count: int) -> str:
+    """An ``IN`` list of ``count`` parameters: ``(?, ?, ?)``."""
+    return f"({', '.join('?' * count)})"
+
+
 def _status_micros(task: m.Task) -> int | None:
     stamp = task.status.timestamp
     return None if stamp is None else to_micros(stamp)
@@ -462,11 +473,10 @@ class SqlTaskStore:
         def touch(tx: Tx) -> list[tuple[TaskAtVersion, int]]:
             """The tasks touched, each with its row's write time before the touch."""
             touched: list[tuple[TaskAtVersion, int]] = []
-            for start in range(0, len(ids), IDS_PER_QUERY):
-                chunk = ids[start : start + IDS_PER_QUERY]
+            for chunk in _id_chunks(ids):
                 rows = tx.run(
                     "SELECT id, tenant, owner, version, updated_us FROM a2a_tasks"
-                    f" WHERE id IN ({', '.join('?' * len(chunk))}) ORDER BY id"
+                    f" WHERE id IN {_placeholders(len(chunk))} ORDER BY id"
                     + self._dialect.lock_row,
                     chunk,
                 ).fetchall()
@@ -477,8 +487,7 @@ class SqlTaskStore:
                 at = [(task, int(before_us)) for task, before_us in found if task in asked]
                 if at:
                     tx.run(
-                        "UPDATE a2a_tasks SET updated_us = ?"
-                        f" WHERE id IN ({', '.join('?' * len(at))})",
+                        f"UPDATE a2a_tasks SET updated_us = ? WHERE id IN {_placeholders(len(at))}",
                         (now_us, *(task.task_id for task, _before_us in at)),
                     )
                 touched += at
@@ -509,12 +518,11 @@ class SqlTaskStore:
 
         def versions(tx: Tx) -> dict[str, int]:
             found: dict[str, int] = {}
-            for start in range(0, len(ids), IDS_PER_QUERY):
-                chunk = ids[start : start + IDS_PER_QUERY]
+            for chunk in _id_chunks(ids):
                 found.update(
                     tx.run(
                         "SELECT id, version FROM a2a_tasks WHERE tenant = ? AND owner = ?"
-                        f" AND id IN ({', '.join('?' * len(chunk))})",
+                        f" AND id IN {_placeholders(len(chunk))}",
                         (scope.tenant, scope.owner, *chunk),
                     ).fetchall()
                 )
