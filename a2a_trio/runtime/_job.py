@@ -6,6 +6,7 @@ and event sequence numbers advance together and subscribers see events in write 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 import attrs
@@ -24,11 +25,9 @@ from ..store import (
 from ._agent import Skill
 from ._content import check_update
 from ._eventlog import EventLog, EventLogLimits
+from ._readback import READ_BACK_TRIES, find_write
 
-READ_BACK_TRIES = 3
-"""How often a final write the store answered with ``StoreUnavailableError`` is read back."""
-READ_BACK_BACKOFF = 0.05
-"""Seconds before the second read-back, doubled before each further one."""
+logger = logging.getLogger("a2a_trio.runtime")
 
 
 class FinalStateUnknown(StoreUnavailableError):
@@ -69,6 +68,10 @@ class Job:
         """The task moved on without this job (another replica cancelled, re-ran or resumed
         it, or it is gone): the handler is cancelled and the job writes nothing more."""
         self._store = store
+        self._in_doubt: list[SequencedEvent] | None = None
+        """The events of a write the store answered with ``StoreUnavailableError`` and could
+        not be read back after: the job's next write or lease tick reads back first
+        (:meth:`_settle_doubt`)."""
         self._lock = trio.Lock()
         self._changed = trio.lowlevel.ParkingLot()
         self._on_waiting = on_waiting
@@ -94,11 +97,21 @@ class Job:
 
         The events (artifacts first, then the status) are built and numbered before the store
         call so the store logs them atomically with the change; a state change gets its
-        timestamp here, so the status event is exactly the stored status.  If the store raises,
-        nothing is published (but for a terminal write the store holds all the same: see
-        :meth:`write_final`).  ``chunk`` is (append, last_chunk) for a single streamed artifact
-        write.  Content that is not plain JSON raises ``AgentMisuseError`` before anything is
-        stored.
+        timestamp here, so the status event is exactly the stored status.  ``chunk`` is
+        (append, last_chunk) for a single streamed artifact write.  Content that is not plain
+        JSON raises ``AgentMisuseError`` before anything is stored.
+
+        A ``StoreUnavailableError`` may come after the commit went through (the connection
+        dropped before its answer), so the task is read back (:meth:`_read_back`): when the
+        store holds this write's events under their numbers, the write counts as done (the
+        stored task is the job's, its events are published, a warning is logged) and this
+        returns normally.  Otherwise the error is raised and nothing is published; a retry
+        is numbered as the first try was.  When the store cannot be read back either, the
+        error is raised too and the write is in doubt: the job's next write (or lease tick)
+        reads back first, takes the doubtful write for done if the store holds it, and raises
+        ``StoreUnavailableError`` itself, storing nothing, while the store still cannot say.
+        So a job never takes its own stored write for another replica's.  (For the terminal
+        write, see :meth:`write_final`.)
 
         A write the store refuses because the task moved on without this job (another replica
         wrote it, or it is gone) supersedes the job (see :meth:`_supersede`: the handler's scope
@@ -158,11 +171,13 @@ class Job:
 
         A tick touches the tasks of the jobs no write holds together instead
         (:meth:`hold_for_touch`); it comes here for a job whose write was under way, and to
-        look again at a task the batch did not touch."""
+        look again at a task the batch did not touch.  A write in doubt is read back first
+        (:meth:`_settle_doubt`), which may raise ``StoreUnavailableError``."""
         await self._acquire()
         try:
             if self.superseded or self.done.is_set():
                 return  # stopped already, or ended here meanwhile
+            await self._settle_doubt()
             if self.waiting_for_input:
                 kept = await self._store.task_version(self.scope, self.id) == self.version
             else:
@@ -202,12 +217,17 @@ class Job:
         The one way a job stops for a task it lost, whether a lease tick or a refused write
         found out; called under the write lock.  If reading the store fails (unavailable,
         cancelled), nothing changes and that exception propagates: the next tick or write
-        finds the task moved on again.
+        finds the task moved on again.  A task deleted between its two reads counts as gone.
         """
         stored = await self._store.load_task(self.scope, self.id)
         events: tuple[SequencedEvent, ...] = ()
         if stored is not None:
-            events = await self._store.load_events(self.scope, self.id, after_seq=self.log.last_seq)
+            try:
+                events = await self._store.load_events(
+                    self.scope, self.id, after_seq=self.log.last_seq
+                )
+            except TaskNotFoundError:  # deleted between the two reads: gone
+                stored = None
         self.superseded = True
         if not self.log.closed:
             for seq, event in events:
@@ -233,11 +253,12 @@ class Job:
     async def _write(
         self, update: TaskUpdate, chunk: tuple[bool, bool] | None
     ) -> StoreUnavailableError | None:
-        """The write itself, under the lock; a terminal one the store stored but answered
-        with an error returns that error (see :meth:`write_final`)."""
+        """The write itself, under the lock; a write the store stored but answered with an
+        error returns that error (see :meth:`write` and :meth:`write_final`)."""
         if self.superseded:
             raise _moved_on(self.id)
         check_update(update)
+        await self._settle_doubt()
         if update.state is not None and update.timestamp is None:
             update = attrs.evolve(update, timestamp=m.utcnow())
         events = self._events(update, chunk)
@@ -250,9 +271,20 @@ class Job:
             await self._supersede()
             raise _moved_on(self.id) from exc
         except StoreUnavailableError as exc:
-            if update.state is None or not m.is_terminal(update.state):
-                raise
-            stored, lost = await self._read_back(events, exc), exc
+            final = update.state is not None and m.is_terminal(update.state)
+            stored, lost = await self._read_back(events, exc, final=final), exc
+            if not final:
+                logger.warning(
+                    "task %s: write stored, though the store's answer was lost (%s);"
+                    " the task was read back",
+                    self.id,
+                    exc,
+                )
+        self._adopt(stored, events)
+        return lost
+
+    def _adopt(self, stored: StoredTask, events: list[SequencedEvent]) -> None:
+        """``stored`` is the task after this job's write of ``events``: publish them."""
         self.task, self.version = stored.task, stored.version
         for seq, event in events:
             self.log.publish(event, seq=seq)
@@ -260,39 +292,53 @@ class Job:
             self.log.close()
         elif self.waiting_for_input:
             self._on_waiting.unpark_all()  # a drain waits only for jobs that are not waiting
-        return lost
 
     async def _read_back(
-        self, events: list[SequencedEvent], lost: StoreUnavailableError
+        self, events: list[SequencedEvent], lost: StoreUnavailableError, *, final: bool
     ) -> StoredTask:
-        """The stored task, if the store holds ``events`` (a final write it answered with
-        ``lost``) under their numbers; else ``lost`` is raised again.
+        """The stored task, if the store holds ``events`` (a write it answered with ``lost``)
+        under their numbers (:func:`find_write`); else ``lost`` is raised again.
 
-        The events carry the write's own status timestamp and message, so no other write
-        logs the same ones there.  Up to ``READ_BACK_TRIES`` reads, with a short backoff
-        between, as the store may still be down; then ``FinalStateUnknown``.  The caller's
-        scope (the runtime's bounded final write) limits them too.
+        When the store cannot be read back, a ``final`` write raises ``FinalStateUnknown``;
+        another raises ``lost`` and leaves the write in doubt for the next one to settle.
         """
-        delay = READ_BACK_BACKOFF
-        for attempt in range(READ_BACK_TRIES):
-            if attempt:
-                await trio.sleep(delay)
-                delay *= 2
-            try:
-                logged = await self._store.load_events(
-                    self.scope, self.id, after_seq=self.log.last_seq
-                )
-                stored = await self._store.load_task(self.scope, self.id)
-            except StoreUnavailableError:
-                continue
-            except TaskNotFoundError:  # deleted meanwhile
-                raise lost from None
-            if stored is None or list(logged[: len(events)]) != events:
-                raise lost
-            return stored
-        raise FinalStateUnknown(
-            f"the store could not be read back ({READ_BACK_TRIES} tries): {lost}"
-        ) from lost
+        try:
+            stored = await find_write(
+                self._store, self.scope, self.id, events, after_seq=self.log.last_seq
+            )
+        except StoreUnavailableError:
+            if final:
+                raise FinalStateUnknown(
+                    f"the store could not be read back ({READ_BACK_TRIES} tries): {lost}"
+                ) from lost
+            self._in_doubt, stored = events, None  # raised as not stored, but in doubt
+        if stored is None:
+            raise lost
+        return stored
+
+    async def _settle_doubt(self) -> None:
+        """Find out whether the store holds the write in doubt (see :meth:`write`): if it
+        does, the write counts as done; if not, as not made.  ``StoreUnavailableError``,
+        the write still in doubt, while the store cannot be read."""
+        if self._in_doubt is None:
+            return
+        try:
+            stored = await find_write(
+                self._store, self.scope, self.id, self._in_doubt, after_seq=self.log.last_seq
+            )
+        except StoreUnavailableError as exc:
+            raise StoreUnavailableError(
+                f"not written, as the store could not be read back ({READ_BACK_TRIES} tries)"
+                f" after an earlier write it answered with an error: {exc}"
+            ) from exc
+        events, self._in_doubt = self._in_doubt, None
+        if stored is not None:
+            logger.warning(
+                "task %s: an earlier write was stored, though the store's answer was lost;"
+                " the task was read back",
+                self.id,
+            )
+            self._adopt(stored, events)
 
     def _events(self, update: TaskUpdate, chunk: tuple[bool, bool] | None) -> list[SequencedEvent]:
         """The stream events ``update`` produces, numbered on from the log's last event."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, NoReturn
@@ -25,7 +26,7 @@ from a2a_trio.errors import (
     UnsupportedOperationError,
 )
 from a2a_trio.runtime import EventLogLimits, RuntimeConfig, TaskRuntime, TaskStream
-from a2a_trio.runtime._job import READ_BACK_TRIES
+from a2a_trio.runtime._readback import READ_BACK_TRIES
 from a2a_trio.runtime._runtime import RECOVERY_RETRY, RESTART_MESSAGE
 from a2a_trio.store import (
     ANONYMOUS,
@@ -38,6 +39,7 @@ from a2a_trio.store import (
     TaskUpdate,
     open_store,
 )
+from runtime.lost_answers import AnswerLost
 from runtime.streams import read_all
 
 FAST = RuntimeConfig(poll_interval=0.01)
@@ -60,12 +62,6 @@ def request(text: str, skill: str | None = None, **config: object) -> m.SendMess
 
 async def drain(stream: TaskStream) -> list[m.StreamEvent]:
     return [entry.event for entry in await read_all(stream)]
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A real store to open: memory, or a SQLite file."""
-    return "memory" if request.param == "memory" else f"sqlite:///{tmp_path / 'tasks.db'}"
 
 
 async def test_cancel_reaches_the_handler_promptly(runtime: TaskRuntime) -> None:
@@ -561,44 +557,6 @@ async def test_cancel_after_a_lost_final_write_ends_the_log(
     assert replayed[-1].event.status == canceled.status
 
 
-class AnswerLost:
-    """A store whose answer to a task's final write is lost: the write is stored, then the
-    call raises ``StoreUnavailableError``, as when the commit went through and the connection
-    dropped before its answer came back.
-
-    ``stored=False``: the final write fails before it is stored (the store was down).
-    ``readable=False``: the store stays down for reads from then on; ``reads`` counts them.
-    """
-
-    READS = frozenset({"load_task", "load_task_with_seq", "load_events", "last_event_seq"})
-
-    def __init__(self, store: TaskStore, *, stored: bool = True, readable: bool = True) -> None:
-        self.store = store
-        self.stored = stored
-        self.readable = readable
-        self.down = False
-        self.reads = 0
-
-    def __getattr__(self, name: str) -> Any:
-        if self.down and name in self.READS:
-            return self._refuse_read
-        return getattr(self.store, name)
-
-    async def _refuse_read(self, *args: object, **kwargs: object) -> NoReturn:
-        self.reads += 1
-        raise StoreUnavailableError("the database is still unreachable")
-
-    async def update_task(
-        self, scope: CallerScope, task_id: str, update: TaskUpdate, **kwargs: Any
-    ) -> StoredTask:
-        if not (update.state is not None and m.is_terminal(update.state)):
-            return await self.store.update_task(scope, task_id, update, **kwargs)
-        if self.stored:
-            await self.store.update_task(scope, task_id, update, **kwargs)
-        self.down = not self.readable
-        raise StoreUnavailableError("the connection dropped before the commit's answer")
-
-
 @pytest.mark.parametrize(
     "after", [0, 3, 4], ids=["from the start", "from the job's last", "past the job's last"]
 )
@@ -759,7 +717,7 @@ async def test_a_final_write_the_store_cannot_be_asked_about_is_left_unknown(
     saying the final state is unknown.  Before, it did not read back, and the log said the
     final state was not recorded, which was false."""
     async with open_store(store_url) as store:
-        lost = AnswerLost(store, readable=False)
+        lost = AnswerLost(store, down_for=math.inf)
         task, stored = await send_past_a_lost_answer(lost, "unreadable")
     assert task.status.state is m.TaskState.SUBMITTED
     assert stored is not None and stored.task.status.state is m.TaskState.COMPLETED
@@ -770,13 +728,40 @@ async def test_a_final_write_the_store_cannot_be_asked_about_is_left_unknown(
     ]
 
 
-async def test_a_task_deleted_under_its_running_handler_stops_the_job(store_url: str) -> None:
+class DeletedBetweenReads:
+    """A store whose task is deleted (a retention purge, another replica) right after the
+    next ``load_task`` of it, once ``armed``: the reader's next read finds it gone."""
+
+    def __init__(self, store: TaskStore) -> None:
+        self.store = store
+        self.armed = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    async def load_task(self, scope: CallerScope, task_id: str, **kwargs: Any) -> StoredTask | None:
+        stored = await self.store.load_task(scope, task_id, **kwargs)
+        if self.armed:
+            self.armed = False
+            await self.store.delete_task(scope, task_id)
+        return stored
+
+
+@pytest.mark.parametrize("between_reads", [False, True], ids=["deleted", "deleted between reads"])
+async def test_a_task_deleted_under_its_running_handler_stops_the_job(
+    store_url: str, between_reads: bool, caplog: pytest.LogCaptureFixture
+) -> None:
     """The handler's write finds the task gone: the job stops as one whose task moved on (the
-    handler cancelled, nothing written, its stream ended).  Before, the write was a skill
-    failure, and the final write's TaskNotFoundError escaped the job and took the runtime
-    down."""
+    handler cancelled, nothing written, its stream ended, nothing logged as the skill's
+    failure).  Before, the write was a skill failure, and the final write's
+    TaskNotFoundError escaped the job and took the runtime down.
+
+    ``between_reads``: the write is refused because another replica wrote the task, and the
+    task is deleted after the job read it, before it read its events.  Before, the events'
+    TaskNotFoundError reached the handler's write: a skill failure again."""
     async with open_store(store_url) as store, trio.open_nursery() as nursery:
-        runtime = TaskRuntime(agents.agent, store, FAST)
+        deleting = DeletedBetweenReads(store)
+        runtime = TaskRuntime(agents.agent, deleting, FAST)  # type: ignore[arg-type]
         await nursery.start(runtime.run)
         gate = f"deleted {m.new_id()}"  # the gates outlive a test
         task = await runtime.send(ANONYMOUS, request(gate, "gated", return_immediately=True))
@@ -784,7 +769,15 @@ async def test_a_task_deleted_under_its_running_handler_stops_the_job(store_url:
         live = await runtime.subscribe(ANONYMOUS, task.id)
         while not isinstance((await live.receive()).event, m.TaskStatusUpdateEvent):
             pass  # the handler is at its gate once its WORKING update is out (and stored)
-        assert await store.delete_task(ANONYMOUS, task.id)
+        if between_reads:
+            moved = await store.load_task(ANONYMOUS, task.id)
+            assert moved is not None
+            await store.update_task(
+                ANONYMOUS, task.id, TaskUpdate(), expected_version=moved.version
+            )
+            deleting.armed = True
+        else:
+            assert await store.delete_task(ANONYMOUS, task.id)
         agents.gates[gate].set()
         with trio.fail_after(5):
             assert await drain(live) == []  # it ends: nothing more was written
@@ -795,6 +788,7 @@ async def test_a_task_deleted_under_its_running_handler_stops_the_job(store_url:
         echoed = await runtime.send(ANONYMOUS, request("still serving"))
         assert isinstance(echoed, m.Task) and echoed.status.state is m.TaskState.COMPLETED
         nursery.cancel_scope.cancel()
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
 async def test_a_restarted_runtime_replays_a_task_as_it_was_streamed(tmp_path: Path) -> None:

@@ -1,0 +1,171 @@
+"""A handler's writes the store answered with an error.
+
+A write the store answers with ``StoreUnavailableError`` may be stored all the same (the
+commit went through, then the connection dropped): the job reads the task back, so its next
+write is not refused as stale and the job does not stop as if another replica had taken the
+task.  Before, only final writes were read back.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import pytest
+import trio
+import trio.testing
+from server import agents
+
+from a2a_trio import Agent, TaskContext
+from a2a_trio import model as m
+from a2a_trio.errors import StoreUnavailableError
+from a2a_trio.runtime import RuntimeConfig, TaskRuntime
+from a2a_trio.runtime._readback import READ_BACK_TRIES
+from a2a_trio.store import ANONYMOUS, TaskUpdate, open_store
+from runtime.lost_answers import AnswerLost, final_write
+from runtime.streams import read_all
+
+FAST = RuntimeConfig(poll_interval=0.01)
+LOST = "the connection dropped before the commit's answer"
+
+retrying = Agent("retrying agent", "Retries a report the store refused", version="0.0.1")
+outages: dict[str, str] = {}
+"""Task id -> the error the ``retry_once`` handler's first report met."""
+
+
+@retrying.skill(default=True)
+async def retry_once(ctx: TaskContext) -> str:
+    """Report progress; when the store refuses the report, note the error and report again."""
+    try:
+        await ctx.update("first try")
+    except StoreUnavailableError as exc:
+        outages[ctx.task_id] = str(exc)
+        await ctx.update("second try")
+    return "done"
+
+
+def first_try(update: TaskUpdate) -> bool:
+    message = update.status_message
+    return message is not None and message.parts == (m.TextPart("first try"),)
+
+
+def request(text: str, skill: str | None = None) -> m.SendMessageRequest:
+    metadata: m.JsonObject | None = {"skillId": skill} if skill else None
+    return m.SendMessageRequest(m.text_message(text, metadata=metadata))
+
+
+def warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def status_texts(logged: list[tuple[int, m.StreamEvent]]) -> list[str]:
+    """The status messages' texts of a log's status events ("" for none)."""
+    return [
+        "".join(p.text for p in (event.status.message.parts if event.status.message else ()))
+        for _seq, event in logged
+        if isinstance(event, m.TaskStatusUpdateEvent)
+    ]
+
+
+async def stream_to_the_end(
+    lost: AnswerLost, agent: Agent, sent: m.SendMessageRequest
+) -> tuple[list[tuple[int, m.StreamEvent]], list[tuple[int, m.StreamEvent]], m.Task]:
+    """Stream ``sent`` to a runtime of ``agent`` on ``lost`` to its end: what was
+    streamed, the task's log as the store underneath holds it, and the task as GetTask has
+    it."""
+    async with trio.open_nursery() as nursery:
+        runtime = TaskRuntime(agent, lost, FAST)  # type: ignore[arg-type]
+        await nursery.start(runtime.run)
+        with trio.fail_after(5):
+            streamed = [
+                (entry.seq, entry.event)
+                for entry in await read_all(await runtime.send_stream(ANONYMOUS, sent))
+            ]
+            await trio.testing.wait_all_tasks_blocked()  # the job has retired
+        task_id = streamed[0][1].id  # type: ignore[union-attr]
+        task = await runtime.get(ANONYMOUS, task_id, None)
+        nursery.cancel_scope.cancel()
+    logged = list(await lost.store.load_events(ANONYMOUS, task_id))
+    return streamed, logged, task
+
+
+@pytest.mark.parametrize("skill", ["gated", "chunks"])
+async def test_handler_writes_stored_but_answered_with_an_error_count_as_done(
+    store_url: str, skill: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every report of the handler is stored, then answered with ``StoreUnavailableError``:
+    each is read back and counts as done, the handler goes on, and the task completes; its
+    stream carries every stored event once, in order.  Before, the handler got the error,
+    and the job's final write was refused as stale: the job stopped as if the task had moved
+    on elsewhere, and the task stayed WORKING."""
+    text = f"lost reports {m.new_id()}"  # the gated skill's gate, open from the start
+    agents.gates.setdefault(text, trio.Event()).set()
+    async with open_store(store_url) as store:
+        lost = AnswerLost(store, lose=lambda update: not final_write(update))
+        streamed, logged, task = await stream_to_the_end(lost, agents.agent, request(text, skill))
+    assert streamed == logged
+    assert [seq for seq, _event in logged] == list(range(1, len(logged) + 1))
+    assert task.status.state is m.TaskState.COMPLETED
+    reports = 2 if skill == "gated" else 3  # an update and an artifact, or three chunks
+    assert warnings(caplog) == reports * [
+        f"task {task.id}: write stored, though the store's answer was lost ({LOST});"
+        " the task was read back"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("stored", "down_for", "reports"),
+    [
+        (False, 0, ["second try"]),
+        (False, READ_BACK_TRIES, ["second try"]),
+        (True, READ_BACK_TRIES, ["first try", "second try"]),
+    ],
+    ids=["not stored", "not stored, unreadable", "stored, unreadable"],
+)
+async def test_a_report_answered_with_an_error_reaches_the_handler_and_a_retry_works(
+    store_url: str, stored: bool, down_for: int, reports: list[str]
+) -> None:
+    """The first report is answered with ``StoreUnavailableError`` and the store either does
+    not hold it or cannot be read back (``READ_BACK_TRIES`` reads): the handler gets the
+    error and reports again.  The retry first reads the task back when the first report was
+    in doubt: a first report the store held after all counts as done, and the retry follows
+    it.  The task completes, its stream and log the same, without gaps.  Before, a stored
+    first report made the retry stale: the job stopped and the task stayed WORKING."""
+    async with open_store(store_url) as store:
+        lost = AnswerLost(store, lose=first_try, stored=stored, down_for=down_for)
+        streamed, logged, task = await stream_to_the_end(lost, retrying, request("retry"))
+    assert outages[task.id] == LOST
+    assert lost.reads == down_for
+    assert streamed == logged
+    assert [seq for seq, _event in logged] == list(range(1, len(logged) + 1))
+    assert status_texts(logged) == [*reports, ""]
+    assert task.status.state is m.TaskState.COMPLETED
+
+
+async def test_a_report_in_doubt_while_the_store_stays_down_stores_nothing_more(
+    store_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The first report was stored, and the store stays down for reads: the retry cannot
+    find out whether the first one is in, so it stores nothing and raises
+    ``StoreUnavailableError`` too; the task fails as one whose store was down, and the
+    failure is not recorded either (the store cannot say what it holds)."""
+    async with open_store(store_url) as store:
+        lost = AnswerLost(store, lose=first_try, down_for=math.inf)
+        async with trio.open_nursery() as nursery:
+            runtime = TaskRuntime(retrying, lost, FAST)  # type: ignore[arg-type]
+            await nursery.start(runtime.run)
+            with trio.fail_after(5):
+                task = await runtime.send(ANONYMOUS, request("retry"))
+            nursery.cancel_scope.cancel()
+        assert isinstance(task, m.Task)
+        kept = await store.load_task(ANONYMOUS, task.id)
+        logged = list(await store.load_events(ANONYMOUS, task.id))
+    assert outages[task.id] == LOST
+    assert lost.reads == 3 * READ_BACK_TRIES  # the report, its retry, the final write
+    assert kept is not None and kept.task.status.state is m.TaskState.WORKING
+    assert status_texts(logged) == ["first try"]
+    assert warnings(caplog) == [
+        f"task {task.id}: final state not recorded, the store does not hold it: not written,"
+        f" as the store could not be read back ({READ_BACK_TRIES} tries) after an earlier"
+        " write it answered with an error: the database is still unreachable"
+    ]
