@@ -20,6 +20,7 @@ from a2a_trio import Agent, TaskContext
 from a2a_trio import model as m
 from a2a_trio.errors import StoreUnavailableError
 from a2a_trio.runtime import RuntimeConfig, TaskRuntime
+from a2a_trio.runtime._lease import keep_leases
 from a2a_trio.runtime._readback import READ_BACK_TRIES
 from a2a_trio.store import ANONYMOUS, TaskUpdate, open_store
 from runtime.lost_answers import AnswerLost, final_write
@@ -41,6 +42,22 @@ async def retry_once(ctx: TaskContext) -> str:
     except StoreUnavailableError as exc:
         outages[ctx.task_id] = str(exc)
         await ctx.update("second try")
+    return "done"
+
+
+gates: dict[str, trio.Event] = {}
+"""Per-text events the ``wait_on_outage`` handler waits on after the store refused it."""
+
+
+@retrying.skill()
+async def wait_on_outage(ctx: TaskContext) -> str:
+    """Report progress; when the store refuses the report, note the error, wait at the gate
+    named by the text, then complete."""
+    try:
+        await ctx.update("first try")
+    except StoreUnavailableError as exc:
+        outages[ctx.task_id] = str(exc)
+        await gates[ctx.text].wait()
     return "done"
 
 
@@ -169,3 +186,31 @@ async def test_a_report_in_doubt_while_the_store_stays_down_stores_nothing_more(
         f" as the store could not be read back ({READ_BACK_TRIES} tries) after an earlier"
         " write it answered with an error: the database is still unreachable"
     ]
+
+
+async def test_a_lease_tick_after_a_report_in_doubt_keeps_the_job(store_url: str) -> None:
+    """The first report was stored, but the store could not be read back, and the handler
+    waits on: the next lease tick reads the task back before touching it, finds the report
+    stored and keeps the job, whose stream then gets the report.  Before, the tick found the
+    task at a version the job did not know and stopped the job as if another replica had
+    taken the task."""
+    text = f"in doubt at a tick {m.new_id()}"
+    gates[text] = trio.Event()
+    async with open_store(store_url) as store, trio.open_nursery() as nursery:
+        lost = AnswerLost(store, lose=first_try, down_for=READ_BACK_TRIES)
+        runtime = TaskRuntime(retrying, lost, FAST)  # type: ignore[arg-type]
+        await nursery.start(runtime.run)
+        stream = await runtime.send_stream(ANONYMOUS, request(text, "wait_on_outage"))
+        with trio.fail_after(5):
+            await trio.testing.wait_all_tasks_blocked()  # the handler waits at its gate
+            assert await keep_leases(lost, list(runtime._jobs.values()))  # type: ignore[arg-type]
+            assert runtime.statistics().running_jobs == 1
+            gates[text].set()
+            streamed = [(entry.seq, entry.event) for entry in await read_all(stream)]
+        task = await runtime.get(ANONYMOUS, streamed[0][1].id, None)  # type: ignore[union-attr]
+        logged = list(await store.load_events(ANONYMOUS, task.id))
+        nursery.cancel_scope.cancel()
+    assert outages[task.id] == LOST
+    assert streamed == logged
+    assert status_texts(logged) == ["first try", ""]
+    assert task.status.state is m.TaskState.COMPLETED
