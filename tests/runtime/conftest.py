@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from store.conftest import make_backend
+from store.conftest import ALL_BACKENDS, make_backend
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -16,7 +16,8 @@ async def shared_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIte
         yield backend.url
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A real store to open: memory, or a SQLite file."""
-    return "memory" if request.param == "memory" else f"sqlite:///{tmp_path / 'tasks.db'}"
+@pytest.fixture(params=ALL_BACKENDS)
+async def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    """A real store to open, its database private and empty: memory, SQLite or PostgreSQL."""
+    async with make_backend(request.param, tmp_path) as backend:
+        yield backend.url
