@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import cast
+from typing import TYPE_CHECKING, cast
 from urllib.parse import parse_qs, urlsplit
 
 import trio
@@ -18,6 +18,9 @@ from ..errors import StoreUnavailableError
 from ._base import DEFAULT_RETENTION, Retention, TaskStore
 from ._memory import MemoryTaskStore
 from ._sqlite import Synchronous, open_sqlite_store
+
+if TYPE_CHECKING:
+    from ._pg_timeouts import PostgresTimeouts
 
 logger = logging.getLogger("a2a_trio.store")
 
@@ -29,13 +32,24 @@ ACCEPTED = (
 
 @asynccontextmanager
 async def open_store(
-    url: str, *, retention: Retention = DEFAULT_RETENTION
+    url: str,
+    *,
+    retention: Retention = DEFAULT_RETENTION,
+    postgres_timeouts: PostgresTimeouts | None = None,
 ) -> AsyncIterator[TaskStore]:
     """Open the task store ``url`` names; closes it (and stops its purge) on exit.
 
-    Raises ``ValueError`` naming the accepted forms when ``url`` is none of them.
+    ``postgres_timeouts`` bounds a PostgreSQL store's calls (default ``PostgresTimeouts()``);
+    a server given ``store=partial(open_store, url, postgres_timeouts=...)`` takes them in code
+    where the URL would otherwise have to carry libpq parameters.
+
+    Raises ``ValueError`` naming the accepted forms when ``url`` is none of them, or when
+    ``postgres_timeouts`` is given for a store that is not PostgreSQL.
     """
-    async with _backend(url, retention) as store, trio.open_nursery() as nursery:
+    async with (
+        _backend(url, retention, postgres_timeouts) as store,
+        trio.open_nursery() as nursery,
+    ):
         if retention.terminal_ttl is not None:
             nursery.start_soon(_purge_forever, store, retention)
         yield store
@@ -47,17 +61,35 @@ def check_store_url(url: str) -> None:
 
     Opens nothing, so a caller can refuse a bad URL before it starts serving.
     """
-    _backend(url, DEFAULT_RETENTION)  # builds the backend's context manager, never enters it
+    _backend(url, DEFAULT_RETENTION, None)  # builds the backend's context manager, never enters it
 
 
-def _backend(url: str, retention: Retention) -> AbstractAsyncContextManager[TaskStore]:
-    if url == "memory":
-        return _memory(retention)
+def _backend(
+    url: str, retention: Retention, postgres_timeouts: PostgresTimeouts | None
+) -> AbstractAsyncContextManager[TaskStore]:
     scheme = url.partition("://")[0] if "://" in url else ""
     if scheme in ("postgresql", "postgres"):
-        from ._postgres import open_postgres_store  # psycopg loads only when it is used
+        # psycopg loads only when it is used
+        from ._pg_timeouts import DEFAULT_POSTGRES_TIMEOUTS
+        from ._postgres import open_postgres_store
 
-        return open_postgres_store(url, retention=retention)
+        timeouts = DEFAULT_POSTGRES_TIMEOUTS if postgres_timeouts is None else postgres_timeouts
+        return open_postgres_store(url, retention=retention, timeouts=timeouts)
+    backend = _local_backend(url, scheme, retention)
+    if postgres_timeouts is not None:
+        raise ValueError(
+            f"postgres_timeouts bound a PostgreSQL store, and {url!r} is not one: leave them"
+            " out, or use a postgresql:// URL"
+        )
+    return backend
+
+
+def _local_backend(
+    url: str, scheme: str, retention: Retention
+) -> AbstractAsyncContextManager[TaskStore]:
+    """The memory or SQLite store ``url`` names."""
+    if url == "memory":
+        return _memory(retention)
     if scheme == "sqlite":
         path, synchronous = _sqlite_url(url)
         return open_sqlite_store(path, retention=retention, synchronous=synchronous)

@@ -28,7 +28,9 @@ answer is noticed by the probes, which ``tcp_user_timeout`` then bounds (on Linu
 
 @attrs.frozen
 class PostgresTimeouts:
-    """Seconds a PostgreSQL store call may wait; ``None`` waits without limit.
+    """Seconds a PostgreSQL store call may wait; ``None`` sets no bound of a2a_trio's, leaving
+    the wait to the deployment's settings (the server's, role's or database's, libpq's, the
+    OS's), by default unbounded.
 
     ``statement``: one statement's run on the server (``statement_timeout``); 30 s fits a full
     event-log replay or a listing's count over 100,000 tasks with room to spare, as SQLite's
@@ -65,20 +67,26 @@ class PostgresTimeouts:
             "lock_timeout": self.lock,
             "idle_in_transaction_session_timeout": self.idle_in_transaction,
         }
-        return " ".join(f"-c {name}={_millis(value)}" for name, value in settings.items())
+        return " ".join(
+            f"-c {name}={_millis(value)}" for name, value in settings.items() if value is not None
+        )
 
     def network_parameters(self) -> dict[str, int]:
         """The libpq connection parameters bounding connecting and a silent server."""
-        connect = 0 if self.connect is None else math.ceil(self.connect)
-        return {**KEEPALIVES, "tcp_user_timeout": _millis(self.network), "connect_timeout": connect}
+        parameters: dict[str, int] = {}
+        if self.network is not None:
+            parameters |= {**KEEPALIVES, "tcp_user_timeout": _millis(self.network)}
+        if self.connect is not None:
+            parameters["connect_timeout"] = math.ceil(self.connect)
+        return parameters
 
 
 DEFAULT_POSTGRES_TIMEOUTS: Final = PostgresTimeouts()
 
 
-def _millis(seconds: float | None) -> int:
-    """Milliseconds as PostgreSQL and libpq take them, where 0 means no limit."""
-    return 0 if seconds is None else max(1, round(seconds * 1000))
+def _millis(seconds: float) -> int:
+    """Milliseconds as PostgreSQL and libpq take them (at least 1: 0 would mean no limit)."""
+    return max(1, round(seconds * 1000))
 
 
 def _given(url: str) -> dict[str, object]:

@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 
 from a2a_trio import model as m
-from a2a_trio.store import ANONYMOUS, MemoryTaskStore, SqlTaskStore, TaskQuery, open_store
+from a2a_trio.store import (
+    ANONYMOUS,
+    MemoryTaskStore,
+    PostgresTimeouts,
+    SqlTaskStore,
+    TaskQuery,
+    open_store,
+)
 
 from .conftest import Backend
 
@@ -65,4 +72,22 @@ async def test_postgresql_urls_open_postgres(sql_backend: Backend) -> None:
 async def test_anything_else_is_a_clear_value_error(url: str) -> None:
     with pytest.raises(ValueError, match=r'"memory", "sqlite:///.*postgresql://'):
         async with open_store(url):
+            pass
+
+
+@pytest.mark.parametrize("url", ["memory", "sqlite:///tasks.db", "tasks.db"])
+async def test_postgres_timeouts_for_another_store_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str
+) -> None:
+    """Bounds that would silently not apply are a mistake to be told of, not ignored."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match="postgres_timeouts bound a PostgreSQL store"):
+        async with open_store(url, postgres_timeouts=PostgresTimeouts(lock=2)):
+            pass
+    assert not (tmp_path / "tasks.db").exists()
+
+
+async def test_a_bad_url_is_named_before_misplaced_postgres_timeouts() -> None:
+    with pytest.raises(ValueError, match=r'unknown task store .*"memory"'):
+        async with open_store("mysql://host/db", postgres_timeouts=PostgresTimeouts()):
             pass

@@ -7,7 +7,7 @@ held or a dead connection was kept."""
 from __future__ import annotations
 
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from functools import partial
 from typing import Any
@@ -29,6 +29,7 @@ from a2a_trio.store import (
     ANONYMOUS,
     PostgresTimeouts,
     SqlTaskStore,
+    TaskStore,
     TaskUpdate,
     open_postgres_store,
     open_store,
@@ -164,11 +165,16 @@ def pooled_settings(store: SqlTaskStore) -> dict[str, object]:
     """What a connection taken from ``store``'s pool runs with (blocking: run it in a thread)."""
     pool = store._driver._pool  # type: ignore[attr-defined]
     with pool.connection() as conn:
-        shown = {
-            name: conn.execute(f"SHOW {name}").fetchone()[0]
-            for name in ("statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout")
-        }
-        return {**shown, **socket_options(conn), "pool_timeout": pool.timeout}
+        return {**session_settings(conn), "pool_timeout": pool.timeout}
+
+
+def session_settings(conn: psycopg.Connection[Any]) -> dict[str, object]:
+    """The server's timeouts and the socket's TCP options ``conn`` runs with (blocking)."""
+    shown = {
+        name: conn.execute(f"SHOW {name}").fetchone()[0]
+        for name in ("statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout")
+    }
+    return {**shown, **socket_options(conn)}
 
 
 async def settings_of(store: object) -> dict[str, object]:
@@ -190,17 +196,52 @@ async def test_pooled_connections_have_the_default_bounds(url: str) -> None:
         }
 
 
-async def test_open_postgres_store_takes_other_bounds(url: str) -> None:
+type TimedOpener = Callable[[str, PostgresTimeouts], AbstractAsyncContextManager[TaskStore]]
+
+
+@pytest.mark.parametrize(
+    "opener",
+    [
+        lambda url, timeouts: open_postgres_store(url, timeouts=timeouts),
+        lambda url, timeouts: open_store(url, postgres_timeouts=timeouts),
+    ],
+    ids=["open_postgres_store", "open_store"],
+)
+async def test_the_store_takes_other_bounds(url: str, opener: TimedOpener) -> None:
+    """``open_store`` takes them too, so ``serve(agent, store=partial(open_store, url,
+    postgres_timeouts=...))`` needs no PostgreSQL-only opener."""
     timeouts = PostgresTimeouts(
         statement=None, lock=1.5, idle_in_transaction=None, network=4, pool=2
     )
-    async with open_postgres_store(url, timeouts=timeouts) as store:
+    async with opener(url, timeouts) as store:
         settings = await settings_of(store)
-    assert settings["statement_timeout"] == "0"  # None: no limit
+    assert settings["statement_timeout"] == "0"  # None: the server's own, no limit here
     assert settings["lock_timeout"] == "1500ms"
     assert settings["idle_in_transaction_session_timeout"] == "0"
     assert settings["user_timeout"] == 4_000
     assert settings["pool_timeout"] == 2.0
+
+
+async def test_none_leaves_a_bound_to_the_deployment(url: str) -> None:
+    """``None`` sets nothing of a2a_trio's: a pooled connection runs with what a connection
+    libpq opens untuned gets (the server's and OS's settings).  ``network=None`` used to keep
+    probing a silent connection every 5 s, bounding it after about a minute anyway."""
+    unbounded = PostgresTimeouts(
+        statement=None, lock=None, idle_in_transaction=None, network=None, connect=None
+    )
+    async with open_postgres_store(url, timeouts=unbounded) as store:
+        settings = await settings_of(store)
+        parameters = await trio.to_thread.run_sync(connection_parameters, store)
+    untuned = await trio.to_thread.run_sync(untuned_settings, url)
+    assert {name: settings[name] for name in untuned} == untuned
+    assert "timeout" not in parameters.get("options", "")
+    assert "connect_timeout" not in parameters
+
+
+def untuned_settings(url: str) -> dict[str, object]:
+    """What a connection to ``url`` that a2a_trio did not tune runs with (blocking)."""
+    with psycopg.connect(url) as conn:
+        return session_settings(conn)
 
 
 async def test_parameters_in_the_url_win_over_the_defaults(url: str) -> None:

@@ -6,6 +6,7 @@ on SQLite it held the one write lock, every job write and lease tick waiting beh
 from __future__ import annotations
 
 import sqlite3
+import uuid
 from collections.abc import Callable
 from contextlib import closing
 from datetime import datetime, timedelta
@@ -22,6 +23,7 @@ from a2a_trio import model as m
 from a2a_trio.store import (
     ANONYMOUS,
     Retention,
+    TaskAtVersion,
     TaskQuery,
     TaskStore,
     open_postgres_store,
@@ -218,6 +220,57 @@ async def test_replicas_purging_together_share_the_work_and_pass_over_held_rows(
         assert await second.purge_expired(now=now) == len(held_ids)
         assert await stored_count(first) == 0
         assert await trio.to_thread.run_sync(orphan_rows, Backend("postgres", url)) == 0
+
+
+@pytest.mark.postgres
+async def test_a_lease_tick_waiting_on_a_row_and_a_purge_do_not_deadlock() -> None:
+    """The interleaving that would deadlock a tick and a purge locking rows in different
+    orders: the tick has locked the first of two tasks (terminal and expired in the store, as
+    a task still running at a replica whose peer ended it may be) and waits for the second,
+    which another transaction holds.  The purge passes over both at once (QUICK_LOCKS would
+    raise were it to wait), and once the second is let go the tick touches both, which are
+    then no longer expired."""
+    async with (
+        pg_schema_url() as url,
+        open_postgres_store(url + TICKING, retention=RETENTION) as ticking,
+        open_postgres_store(url, retention=RETENTION, timeouts=QUICK_LOCKS) as purging,
+    ):
+        added = [await add_task(ticking, m.TaskState.COMPLETED) for _ in range(2)]
+        tasks = sorted(added, key=lambda task: task.id)  # the tick locks them in this order
+        now = m.utcnow() + TTL
+        lease = [TaskAtVersion(ANONYMOUS, task.id, 1) for task in tasks]
+        touched: set[TaskAtVersion] = set()
+
+        async def tick() -> None:
+            touched.update(await ticking.touch_tasks(lease))
+
+        with trio.fail_after(20):  # a hang guard, not a timing assertion
+            async with (
+                trio.open_nursery() as nursery,
+                held(url, "SELECT 1 FROM a2a_tasks WHERE id = %s FOR UPDATE", tasks[1].id),
+            ):
+                nursery.start_soon(tick)
+                while not await trio.to_thread.run_sync(tick_waits_for_a_lock, url):
+                    await trio.lowlevel.checkpoint()  # (each look is a connection's round trips)
+                assert await purging.purge_expired(now=now) == 0
+            assert touched == set(lease)
+            assert await purging.purge_expired(now=now) == 0
+        assert {task.id for task in await stored_tasks(purging)} == {task.id for task in tasks}
+
+
+TICKING = f"&application_name=tick_{uuid.uuid4().hex[:12]}"
+"""Names the ticking store's sessions, apart from other tests' on the same server."""
+
+
+def tick_waits_for_a_lock(url: str) -> bool:
+    """Whether a session of the ticking store waits for a lock (blocking)."""
+    with psycopg.connect(url) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s"
+            " AND wait_event_type = 'Lock'",
+            (TICKING.partition("=")[2],),
+        ).fetchone()
+    return row is not None and row[0] > 0
 
 
 def test_a_purge_batch_below_one_is_refused() -> None:
