@@ -28,7 +28,8 @@ a SQLite file in the working directory, so tasks survive a restart."""
 
 class StoreOpenError(Exception):
     """The task store could not be opened; the message is the reason, on one line, without
-    the store's URL (which may hold a password)."""
+    the store's URL (which may hold a password), and what to change when the reason does not
+    say it."""
 
 
 async def check_store(store: StoreFactory) -> None:
@@ -45,7 +46,16 @@ async def check_store(store: StoreFactory) -> None:
         async with store():
             pass
     except (sqlite3.Error, psycopg.Error, OSError, StoreError, StoreSchemaError) as exc:
-        raise StoreOpenError(" ".join(str(exc).split())) from None
+        reason = " ".join(str(exc).split())
+        hint = next((hint for cause, hint in STORE_HINTS if cause in reason), "")
+        raise StoreOpenError(f"{reason} ({hint})" if hint else reason) from None
+
+
+STORE_HINTS = (
+    ("unable to open database file", "does its directory exist, and may you write there?"),
+    ("password authentication failed", "check the user name and password in the store URL"),
+)
+"""What to change when the reason a store gave (SQLite's, libpq's) does not say it."""
 
 
 class ConfigError(Exception):
