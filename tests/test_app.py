@@ -195,6 +195,23 @@ def test_a_sqlite_file_in_a_missing_directory_says_what_to_check(tmp_path: Path)
     )
 
 
+def test_a_sqlite_store_another_server_holds_stops_start_up(tmp_path: Path) -> None:
+    """Under hypercorn too: the second server would have failed the first one's running tasks."""
+    from a2a_trio._one_server import hold_store_alone
+    from a2a_trio.app import app_from_env
+    from a2a_trio.loading import ConfigError
+
+    path = tmp_path / "tasks.db"
+    with hold_store_alone(str(path)), pytest.raises(ConfigError) as refused:
+        app_from_env({"A2A_TRIO_STORE": f"sqlite:///{path}"})
+    assert str(refused.value) == (
+        f"A2A_TRIO_STORE='sqlite:///{path}': cannot open the task store: another a2a_trio"
+        f" server is serving from it (it holds {path}.lock): stop that one, or give this one"
+        " another store"
+    )
+    assert app_from_env({"A2A_TRIO_STORE": f"sqlite:///{path}"})  # released: free again
+
+
 @pytest.mark.postgres
 def test_a_wrong_postgres_password_says_what_to_check() -> None:
     from urllib.parse import urlsplit

@@ -77,6 +77,17 @@ _SCHEME_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")
 ``postgres:/host/db``), not a file to create under that odd name."""
 
 
+def sqlite_path(url: str) -> str | None:
+    """The file of the SQLite store ``url`` names; None for another store or a bad URL."""
+    try:
+        _backend(url, DEFAULT_RETENTION)
+    except ValueError:
+        return None
+    if url.startswith("sqlite://"):
+        return _sqlite_url(url)[0]
+    return None if url == "memory" or "://" in url else url
+
+
 def _sqlite_url(url: str) -> tuple[str, Synchronous]:
     parts = urlsplit(url)
     query = parse_qs(parts.query, keep_blank_values=True)
