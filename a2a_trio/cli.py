@@ -7,7 +7,6 @@ one line on stderr, never a traceback.  Each command runs its own ``trio.run``.
 from __future__ import annotations
 
 import logging
-import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
@@ -29,6 +28,7 @@ from ._cli._running import (
     run_command,
 )
 from ._cli._serving import host_problem, listen_problem, store_problem
+from ._cli._signals import serve_until_signalled
 from ._cli._view import TaskView, card_view, tasks_table
 from .client import (
     HTTP_JSON,
@@ -498,7 +498,8 @@ def serve(
         ),
     ] = None,
 ) -> None:
-    """Serve an agent until SIGINT/SIGTERM (then drain running tasks gracefully)."""
+    """Serve an agent until SIGINT/SIGTERM (then drain running tasks gracefully; a second
+    signal stops at once)."""
     from .loading import ConfigError, StoreOpenError, check_store, load_agent, store_factory
     from .runtime import RuntimeConfig
     from .server import ServerConfig, tune_gc_for_streams
@@ -528,11 +529,6 @@ def serve(
     except ValueError as exc:  # a setting the configs' validators refuse
         raise UsageProblem(_in_option_terms(str(exc))) from None
 
-    async def until_signal() -> None:
-        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async for _ in signals:
-                return
-
     async def main() -> None:
         try:  # open the store once first, so a bad URL is one clear line, not a failed startup
             await check_store(factory)
@@ -541,17 +537,11 @@ def serve(
         except StoreOpenError as exc:
             raise RuntimeProblem(store_problem(store, exc)) from None
         async with trio.open_nursery() as nursery:
-            run = partial(
-                serve_agent,
-                loaded,
-                host=host,
-                port=port,
-                store=factory,
-                config=config,
-                shutdown_trigger=until_signal,
-            )
+            run = partial(serve_agent, loaded, host=host, port=port, store=factory, config=config)
             try:
-                url = await nursery.start(run)
+                url = await nursery.start(
+                    partial(serve_until_signalled, run, grace=config.shutdown_grace)
+                )
             except* OSError as group:
                 raise RuntimeProblem(listen_problem(host, port, first_error(group))) from None
             tune_gc_for_streams()

@@ -11,15 +11,18 @@ import sqlite3
 import sys
 import sysconfig
 import traceback
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import timedelta
 from functools import partial
 from pathlib import Path
 from types import ModuleType
 
+from ._one_server import StoreInUseError, hold_store_alone
 from .errors import StoreError
 from .runtime import Agent
 from .server import StoreFactory
-from .store import DEFAULT_RETENTION, Retention, StoreSchemaError, open_store
+from .store import DEFAULT_RETENTION, Retention, StoreSchemaError, TaskStore, open_store
 
 DEFAULT_STORE = "sqlite:///a2a_trio.db"
 """Where a served agent keeps its tasks unless told otherwise (the hosted app and the CLI):
@@ -28,7 +31,8 @@ a SQLite file in the working directory, so tasks survive a restart."""
 
 class StoreOpenError(Exception):
     """The task store could not be opened; the message is the reason, on one line, without
-    the store's URL (which may hold a password)."""
+    the store's URL (which may hold a password), and what to change when the reason does not
+    say it."""
 
 
 async def check_store(store: StoreFactory) -> None:
@@ -44,8 +48,24 @@ async def check_store(store: StoreFactory) -> None:
     try:
         async with store():
             pass
-    except (sqlite3.Error, psycopg.Error, OSError, StoreError, StoreSchemaError) as exc:
-        raise StoreOpenError(" ".join(str(exc).split())) from None
+    except (
+        sqlite3.Error,
+        psycopg.Error,
+        OSError,
+        StoreError,
+        StoreSchemaError,
+        StoreInUseError,
+    ) as exc:
+        reason = " ".join(str(exc).split())
+        hint = next((hint for cause, hint in STORE_HINTS if cause in reason), "")
+        raise StoreOpenError(f"{reason} ({hint})" if hint else reason) from None
+
+
+STORE_HINTS = (
+    ("unable to open database file", "does its directory exist, and may you write there?"),
+    ("password authentication failed", "check the user name and password in the store URL"),
+)
+"""What to change when the reason a store gave (SQLite's, libpq's) does not say it."""
 
 
 class ConfigError(Exception):
@@ -155,8 +175,16 @@ def _user_frame(exc: BaseException) -> tuple[str, int | None] | None:
 
 
 def store_factory(url: str, *, retention: Retention = DEFAULT_RETENTION) -> StoreFactory:
-    """A store factory for the server from a store URL (``memory``, ``sqlite:///...``, ...)."""
-    return partial(open_store, url, retention=retention)
+    """A store factory for the server from a store URL (``memory``, ``sqlite:///...``, ...);
+    a SQLite store is held for this server alone while it is open (see ``_one_server``)."""
+    return partial(_open_alone, url, retention)
+
+
+@asynccontextmanager
+async def _open_alone(url: str, retention: Retention) -> AsyncIterator[TaskStore]:
+    with hold_store_alone(url):
+        async with open_store(url, retention=retention) as store:
+            yield store
 
 
 def retention_from(seconds: str | None) -> Retention:

@@ -181,6 +181,58 @@ async def test_an_unreachable_postgres_stops_start_up_without_its_password(
     assert "s3cret" not in lines[0]
 
 
+def test_a_sqlite_file_in_a_missing_directory_says_what_to_check(tmp_path: Path) -> None:
+    """``a2a-trio serve`` said it; under hypercorn the line stopped at SQLite's reason."""
+    from a2a_trio.app import app_from_env
+    from a2a_trio.loading import ConfigError
+
+    url = f"sqlite:///{tmp_path / 'missing' / 'tasks.db'}"
+    with pytest.raises(ConfigError) as refused:
+        app_from_env({"A2A_TRIO_STORE": url})
+    assert str(refused.value) == (
+        f"A2A_TRIO_STORE={url!r}: cannot open the task store: unable to open database file"
+        " (does its directory exist, and may you write there?)"
+    )
+
+
+def test_a_sqlite_store_another_server_holds_stops_start_up(tmp_path: Path) -> None:
+    """Under hypercorn too: the second server would have failed the first one's running tasks."""
+    from a2a_trio._one_server import hold_store_alone
+    from a2a_trio.app import app_from_env
+    from a2a_trio.loading import ConfigError
+
+    path = tmp_path / "tasks.db"
+    with hold_store_alone(str(path)), pytest.raises(ConfigError) as refused:
+        app_from_env({"A2A_TRIO_STORE": f"sqlite:///{path}"})
+    assert str(refused.value) == (
+        f"A2A_TRIO_STORE='sqlite:///{path}': cannot open the task store: another a2a_trio"
+        f" server is serving from it (it holds {path}.lock): stop that one, or give this one"
+        " another store"
+    )
+    assert app_from_env({"A2A_TRIO_STORE": f"sqlite:///{path}"})  # released: free again
+
+
+@pytest.mark.postgres
+def test_a_wrong_postgres_password_says_what_to_check() -> None:
+    from urllib.parse import urlsplit
+
+    from store.conftest import pg_base_url
+
+    from a2a_trio.app import app_from_env
+    from a2a_trio.loading import ConfigError
+
+    real = urlsplit(pg_base_url())
+    wrong = real._replace(
+        netloc=f"{real.username}:wrong-{real.password}@{real.hostname}:{real.port}"
+    )
+    with pytest.raises(ConfigError) as refused:
+        app_from_env({"A2A_TRIO_STORE": wrong.geturl()})
+    said = str(refused.value)
+    assert "password authentication failed" in said
+    assert said.endswith(" (check the user name and password in the store URL)")
+    assert f"wrong-{real.password}" not in said
+
+
 async def test_asyncio_worker_fails_at_once_saying_what_to_do(tmp_path: Path) -> None:
     asyncio_app = [HYPERCORN, "--bind", "127.0.0.1:0", "a2a_trio.app:app"]
     says = "error: a2a_trio runs on trio: start it with hypercorn's trio worker,"

@@ -22,6 +22,10 @@ class RuntimeProblem(Exception):
     """Something the command needs is unavailable (exit code 2)."""
 
 
+INTERRUPTED = 130
+"""The exit code of a command stopped by Ctrl-C (128 + SIGINT), as shells and typer give."""
+
+
 def parse_headers(values: Sequence[str] | None) -> dict[str, str]:
     """``--header "Name: value"`` options as a dict; a malformed one is a usage problem."""
     headers: dict[str, str] = {}
@@ -37,12 +41,15 @@ def run_command(fn: Callable[[], Awaitable[None]], *, credentials: bool = False)
     """Run one command under trio; map its failures to exit codes and one-line messages.
 
     ``credentials`` says whether the command sends any, so a refusal says to pass them or to
-    check them.  Failures may arrive wrapped in exception groups (trio nurseries), hence
-    ``except*``.
+    check them.  Ctrl-C exits 130 without a traceback.  Failures may arrive wrapped in exception
+    groups (trio nurseries), hence ``except*``.
     """
     failure: tuple[int, str] | None = None
+    interrupted = False
     try:
         trio.run(fn)
+    except* KeyboardInterrupt:  # Ctrl-C, also from inside a nursery: 130, as a shell says
+        interrupted = True
     except* UsageProblem as group:
         failure = (1, str(first_error(group)))
     except* A2AError as group:
@@ -56,6 +63,8 @@ def run_command(fn: Callable[[], Awaitable[None]], *, credentials: bool = False)
     except* OSError as group:
         os_error = first_error(group)
         failure = (2, os_error.strerror or describe(os_error))
+    if interrupted:
+        raise typer.Exit(INTERRUPTED)
     if failure is not None:
         message = " ".join(failure[1].split())  # one line, whatever the agent's text holds
         typer.echo(f"error: {message}", err=True)

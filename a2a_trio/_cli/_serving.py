@@ -80,7 +80,4 @@ def store_problem(url: str, error: StoreOpenError) -> str:
     """
     if url.startswith(("postgresql:", "postgres:")):
         return f"cannot open the task store: {error}"
-    hint = ""
-    if "unable to open database file" in str(error):
-        hint = " (does its directory exist, and may you write there?)"
-    return f"cannot open the task store {url!r}: {error}{hint}"
+    return f"cannot open the task store {url!r}: {error}"

@@ -7,6 +7,7 @@ expired terminal tasks runs in the context's own nursery every ``Retention.purge
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, cast
@@ -94,8 +95,29 @@ def _local_backend(
         path, synchronous = _sqlite_url(url)
         return open_sqlite_store(path, retention=retention, synchronous=synchronous)
     if not scheme and url.strip() and url != ":memory:":
+        if _SCHEME_LIKE.match(url):
+            raise ValueError(
+                f"unknown task store {url!r}: it starts like a URL, not a file path (for a file"
+                f" of that name, write ./{url}); use {ACCEPTED}"
+            )
         return open_sqlite_store(url, retention=retention)
     raise ValueError(f"unknown task store {url!r}: use {ACCEPTED}")
+
+
+_SCHEME_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")
+"""A plain path starting this way is a mistyped URL (``sqlite:tasks.db``, ``sqlte:/x.db``,
+``postgres:/host/db``), not a file to create under that odd name."""
+
+
+def sqlite_path(url: str) -> str | None:
+    """The file of the SQLite store ``url`` names; None for another store or a bad URL."""
+    try:
+        _backend(url, DEFAULT_RETENTION)
+    except ValueError:
+        return None
+    if url.startswith("sqlite://"):
+        return _sqlite_url(url)[0]
+    return None if url == "memory" or "://" in url else url
 
 
 def _sqlite_url(url: str) -> tuple[str, Synchronous]:

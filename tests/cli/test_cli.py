@@ -317,6 +317,46 @@ def test_serve_then_talk_to_it_then_stop(
     assert "Running on" not in proc.stderr.read()  # --log-level warning quiets hypercorn too
 
 
+def test_a_second_signal_stops_the_drain_at_once_without_a_traceback() -> None:
+    """The first Ctrl-C drains (saying so, and how to stop at once); a second one during the
+    drain stops the server in order, exit 0.  It was a KeyboardInterrupt traceback, exit 1."""
+    with serving_demo() as (proc, url):
+        ok_json("send", url, "60", "--skill", "countdown", "--no-wait")  # outlasts the grace
+        assert proc.stderr is not None
+        proc.send_signal(signal.SIGINT)
+        draining = proc.stderr.readline()
+        assert draining.startswith("WARNING a2a_trio.serve: SIGINT received: stopping;")
+        assert "(send SIGINT again to stop at once)" in draining
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=20) == 0
+        rest = proc.stderr.read()
+    assert "Traceback" not in rest
+    assert rest == (
+        "WARNING a2a_trio.serve: SIGINT received again: stopping at once; running tasks are"
+        " recorded as failed\n"
+    )
+
+
+def test_a_second_server_on_the_same_sqlite_file_is_refused(tmp_path: Path) -> None:
+    """It started, took the first server's running tasks for a crashed server's and recorded
+    them FAILED ("The server restarted before this task finished")."""
+    store = f"sqlite:///{tmp_path / 'tasks.db'}"
+    with serving_demo("--store", store) as (_, url):
+        running = ok_json("send", url, "60", "--skill", "countdown", "--no-wait")["task"]
+        second = run("serve", "a2a_trio.demo:agent", "--port", "0", "--store", store)
+        assert_one_line_error(
+            second,
+            2,
+            f"error: cannot open the task store {store!r}: another a2a_trio server is serving"
+            f" from it (it holds {tmp_path / 'tasks.db'}.lock): stop that one, or give this one"
+            " another store",
+        )
+        state = ok_json("get", url, running["id"])["task"]["status"]["state"]
+    assert state == "TASK_STATE_WORKING"
+    with serving_demo("--store", store):  # the first one stopped: the file is free again
+        pass
+
+
 def test_serve_failures_are_one_line(
     tmp_path: Path, unused_port: int, capsys: pytest.CaptureFixture[str]
 ) -> None:

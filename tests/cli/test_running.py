@@ -5,7 +5,11 @@ from __future__ import annotations
 import ssl
 from itertools import pairwise
 
-from a2a_trio._cli._running import describe, in_cli_terms
+import pytest
+import trio
+import typer
+
+from a2a_trio._cli._running import INTERRUPTED, describe, in_cli_terms, run_command
 from a2a_trio.client import AgentCardError
 
 
@@ -47,3 +51,17 @@ def test_the_trust_origin_advice_is_built_from_the_error_not_from_its_text() -> 
         f"{reason} (to use it, pass --trust-origin https://api.example.com)"
     )
     assert in_cli_terms(AgentCardError(reason), credentials=False) == reason
+
+
+def test_ctrl_c_inside_a_nursery_exits_130_without_a_traceback() -> None:
+    """A KeyboardInterrupt reaching the command wrapped in a nursery's exception group was a
+    traceback; bare, typer already made it 130."""
+
+    async def interrupted() -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(trio.sleep_forever)
+            raise KeyboardInterrupt
+
+    with pytest.raises(typer.Exit) as stopped:
+        run_command(interrupted)
+    assert stopped.value.exit_code == INTERRUPTED == 130

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from contextlib import closing
 from pathlib import Path
@@ -15,6 +16,7 @@ from a2a_trio.store import (
     PostgresTimeouts,
     SqlTaskStore,
     TaskQuery,
+    check_store_url,
     open_store,
 )
 
@@ -48,6 +50,32 @@ async def test_an_absolute_sqlite_url(tmp_path: Path) -> None:
     async with open_store(f"sqlite:///{path}") as store:
         assert isinstance(store, SqlTaskStore)
     assert path.exists()
+
+
+@pytest.mark.parametrize(
+    "url", ["sqlite:tasks.db", "sqlite:/tasks.db", "sqlte:tasks.db", "postgres:/host/db"]
+)
+async def test_a_mistyped_url_is_refused_not_opened_as_a_file_of_that_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str
+) -> None:
+    """These were plain paths: the store quietly became a SQLite file named ``sqlite:tasks.db``
+    in the working directory, or failed to open a file in a missing directory ``sqlite:``."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=f"unknown task store '{url}': it starts like a URL"):
+        check_store_url(url)
+    with pytest.raises(ValueError, match=rf"write \./{url}\); use \"memory\""):
+        async with open_store(url):
+            pass
+    assert os.listdir(tmp_path) == []
+
+
+async def test_a_file_name_with_a_colon_is_a_path_starting_with_a_dot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    async with open_store("./tasks:2026.db") as store:
+        assert isinstance(store, SqlTaskStore)
+    assert (tmp_path / "tasks:2026.db").exists()
 
 
 async def test_postgresql_urls_open_postgres(sql_backend: Backend) -> None:

@@ -1,0 +1,45 @@
+"""One server per SQLite store file.
+
+A server starting on a store takes the tasks it finds running for those of a crashed server
+and records them FAILED (or runs them again), so a second server on the file of a running one
+(``a2a-trio serve`` and ``hypercorn a2a_trio.app:app`` both default to ``./a2a_trio.db``) would
+end the first one's tasks under it.  Each holds an exclusive lock on ``FILE.lock`` while it
+serves; the operating system drops it when the process ends, however it ends.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from .store._open import sqlite_path
+
+
+class StoreInUseError(Exception):
+    """Another server holds the store; the message says which lock and what to do."""
+
+
+@contextmanager
+def hold_store_alone(url: str) -> Iterator[None]:
+    """Hold the SQLite store at ``url`` for this server alone (other stores: nothing to hold).
+
+    Raises:
+        StoreInUseError: another process holds it.
+        OSError: the lock file cannot be created (no permission to write there).
+    """
+    path = sqlite_path(url)
+    if path is None or not os.path.isdir(os.path.dirname(path) or "."):
+        yield  # no file to share; in a missing directory, opening the store says so itself
+        return
+    lock = f"{path}.lock"
+    with open(lock, "a") as held:
+        try:
+            fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise StoreInUseError(
+                f"another a2a_trio server is serving from it (it holds {lock}): stop that"
+                " one, or give this one another store"
+            ) from None
+        yield
