@@ -100,6 +100,12 @@ def _local_backend(
                 f"unknown task store {url!r}: it starts like a URL, not a file path (for a file"
                 f" of that name, write ./{url}); use {ACCEPTED}"
             )
+        if _LIBPQ_KEYWORDS.match(url):
+            raise ValueError(
+                f"unknown task store {url!r}: it reads like a libpq key=value connection string,"
+                " not a file path; write it as a postgresql://user:password@host:port/db URL"
+                f" (for a file of that name, write ./{url})"
+            )
         return open_sqlite_store(url, retention=retention)
     raise ValueError(f"unknown task store {url!r}: use {ACCEPTED}")
 
@@ -107,12 +113,15 @@ def _local_backend(
 _SCHEME_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")
 """A plain path starting this way is a mistyped URL (``sqlite:tasks.db``, ``sqlte:/x.db``,
 ``postgres:/host/db``), not a file to create under that odd name."""
+_LIBPQ_KEYWORDS = re.compile(r"\s*(host|hostaddr|port|dbname|user|password|service|sslmode)\s*=")
+"""A plain path starting this way is a PostgreSQL connection string in libpq's keyword form
+(``host=db dbname=tasks``), which a store URL cannot be."""
 
 
 def sqlite_path(url: str) -> str | None:
     """The file of the SQLite store ``url`` names; None for another store or a bad URL."""
     try:
-        _backend(url, DEFAULT_RETENTION)
+        check_store_url(url)
     except ValueError:
         return None
     if url.startswith("sqlite://"):

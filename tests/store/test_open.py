@@ -69,6 +69,22 @@ async def test_a_mistyped_url_is_refused_not_opened_as_a_file_of_that_name(
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.parametrize("url", ["host=db.internal dbname=tasks user=a2a", "dbname=tasks"])
+async def test_a_libpq_connection_string_is_refused_not_opened_as_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str
+) -> None:
+    """psycopg takes ``host=... dbname=...``; a store URL cannot, and it used to become a
+    SQLite file of that name in the working directory."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match="libpq key=value connection string") as refused:
+        async with open_store(url):
+            pass
+    assert "write it as a postgresql://user:password@host:port/db URL" in str(refused.value)
+    assert os.listdir(tmp_path) == []
+    async with open_store(f"./{url}") as store:  # a file really named so is still reachable
+        assert isinstance(store, SqlTaskStore)
+
+
 async def test_a_file_name_with_a_colon_is_a_path_starting_with_a_dot(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
