@@ -25,7 +25,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from typing import Any
 
 import psycopg
@@ -38,7 +38,7 @@ class CallWatch:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._socket: socket.socket | None = None
+        self._descriptor: int | None = None  # a duplicate of the connection's socket descriptor
         self._since = time.monotonic()
         self.cut = False
         """Whether the watchdog shut the call's connection down."""
@@ -46,16 +46,16 @@ class CallWatch:
     @contextmanager
     def holding(self, conn: psycopg.Connection[Any]) -> Iterator[None]:
         """Thread side: the call holds ``conn`` inside, where the watchdog may shut it down."""
-        duplicate = socket.socket(fileno=os.dup(conn.pgconn.socket))
+        duplicate = os.dup(conn.pgconn.socket)
         with self._lock:
-            self._socket = duplicate
+            self._descriptor = duplicate
             self._since = time.monotonic()
         try:
             yield
         finally:
             with self._lock:
-                self._socket = None
-            duplicate.close()
+                self._descriptor = None
+            os.close(duplicate)
 
     def statement_begins(self) -> None:
         """Thread side: a wait for the server's answer begins now."""
@@ -66,14 +66,19 @@ class CallWatch:
         returns the seconds until it could be overdue (``bound`` when not, or no longer,
         watched: holding no connection, or shut down already)."""
         with self._lock:
-            if self._socket is None or self.cut:
+            if self._descriptor is None or self.cut:
                 return bound
             left = self._since + bound - time.monotonic()
             if left > 0:
                 return left
             self.cut = True
-            with suppress(OSError):  # already disconnected: the thread's wait is over anyway
-                self._socket.shutdown(socket.SHUT_RDWR)
+            duplicate = socket.socket(fileno=self._descriptor)
+            try:
+                duplicate.shutdown(socket.SHUT_RDWR)
+            except OSError:  # already disconnected: the thread's wait is over anyway
+                pass
+            finally:
+                duplicate.detach()  # the thread closes it, once it lets go of the connection
             return bound
 
 
