@@ -44,8 +44,8 @@ class PostgresTimeouts:
     ``connect``: opening a connection (``connect_timeout``, whole seconds).  ``pool``: waiting
     for a free pooled connection (the pool's ``timeout``).  ``late_answer``: how long after the
     statement bound in force a statement's answer may still come; past it the store gives up on
-    the server from the client side and shuts the connection down (``_pg_watchdog``): the only
-    bound a server process that stopped while its host runs meets.  ``None`` here, or no
+    the server from the client side and shuts the connection down (a watchdog in the store):
+    the only bound a server process that stopped while its host runs meets.  ``None`` here, or no
     statement bound, turns that watchdog off.
     """
 
