@@ -5,9 +5,10 @@ meet needs a bound of its own: for a free pooled connection (the pool's ``timeou
 connection (``connect_timeout``), for a row or table lock (``lock_timeout``), for a statement
 (``statement_timeout``), and for a server that stopped answering mid-call (``tcp_user_timeout``
 and TCP keepalives; without them a dead connection holds its call for as long as the OS keeps
-it, many minutes).  On the server's side, a transaction of this store left open by a client
-that froze or died is ended (``idle_in_transaction_session_timeout``), so its locks do not
-outlive it.  A parameter the store URL (or libpq's environment) gives itself wins: that
+it, many minutes), and, for a server process that stopped while its host runs, a watchdog on
+the client side (``late_answer``).  On the server's side, a transaction of this store left open
+by a client that froze or died is ended (``idle_in_transaction_session_timeout``), so its locks
+do not outlive it.  A parameter the store URL (or libpq's environment) gives itself wins: that
 is the deployment's say, these are the code's defaults.
 """
 
@@ -43,7 +44,11 @@ class PostgresTimeouts:
     the server then ends the session, releasing its locks.  ``network``: data sent and not
     acknowledged by the server, a dead or unreachable host (``tcp_user_timeout``).
     ``connect``: opening a connection (``connect_timeout``, whole seconds).  ``pool``: waiting
-    for a free pooled connection (the pool's ``timeout``).
+    for a free pooled connection (the pool's ``timeout``).  ``late_answer``: how long after the
+    statement bound in force a statement's answer may still come; past it the store gives up on
+    the server from the client side and shuts the connection down (a watchdog in the store):
+    the only bound a server process that stopped while its host runs meets.  ``None`` here, or no
+    statement bound, turns that watchdog off.
     """
 
     statement: float | None = 30.0
@@ -52,6 +57,7 @@ class PostgresTimeouts:
     network: float | None = 30.0
     connect: float | None = 10.0
     pool: float = 30.0
+    late_answer: float | None = 5.0
 
     def __attrs_post_init__(self) -> None:
         """Refuse a zero or negative bound: PostgreSQL would read 0 as no limit at all."""

@@ -10,12 +10,14 @@ index with ``INSERT ... ON CONFLICT DO NOTHING``; updates lock the row and write
 remembered).  Documents are ``JSON``, not ``JSONB``: nothing queries inside
 them, and ``JSONB`` refuses the escaped NUL character a client may send in a message.
 Migrations run under an advisory lock, so replicas starting together apply them once.  Every
-wait a call can meet is bounded (``_pg_timeouts``): the worker threads cannot be cancelled.
+wait a call can meet is bounded (``_pg_timeouts``, and ``_pg_watchdog`` for a server that
+cannot answer at all): the worker threads cannot be cancelled.
 """
 
 from __future__ import annotations
 
 import functools
+import select
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Final
@@ -27,6 +29,7 @@ from psycopg_pool import ConnectionPool
 
 from ._base import DEFAULT_RETENTION, Retention, StoreSchemaError
 from ._pg_timeouts import DEFAULT_POSTGRES_TIMEOUTS, PostgresTimeouts, conninfo
+from ._pg_watchdog import CallWatch, Watchdog
 from ._sql import Cursor, Dialect, SqlTaskStore, Tx
 
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
@@ -87,10 +90,12 @@ def _pg_sql(sql: str) -> str:
 
 
 class _PgTx:
-    def __init__(self, conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    def __init__(self, conn: psycopg.Connection[tuple[object, ...]], watch: CallWatch) -> None:
         self._conn = conn
+        self._watch = watch
 
     def run(self, sql: str, params: Sequence[object] = ()) -> Cursor:
+        self._watch.statement_begins()
         return self._conn.execute(_pg_sql(sql), params)
 
 
@@ -98,6 +103,19 @@ def _configure(conn: psycopg.Connection[tuple[object, ...]]) -> None:
     # JSON comes back as text: the codec parses it (faster with orjson than psycopg's json).
     conn.adapters.register_loader("json", TextLoader)
     conn.execute(LZ4_IF_AVAILABLE)
+
+
+def _refuse_if_ended(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    """The pool's check at checkout, without a round trip: an idle session is sent nothing
+    unless the server ended it (a restart, a failover, ``pg_terminate_backend``: its farewell
+    and end of stream wait on the socket), so a readable socket means a connection to close, and
+    the pool replaces it.
+    """
+    poller = select.poll()
+    poller.register(conn.pgconn.socket, select.POLLIN)
+    if poller.poll(0):
+        conn.close()
+        raise psycopg.OperationalError("the server ended this idle connection")
 
 
 LZ4_IF_AVAILABLE: Final = (
@@ -112,7 +130,7 @@ most of what a long task's writes grow by."""
 
 def migrate(conn: psycopg.Connection[tuple[object, ...]]) -> int:
     """Apply the migrations this database lacks; returns the schema version now in place."""
-    tx = _PgTx(conn)
+    tx = _PgTx(conn, CallWatch())  # unwatched: a migration may outlast any statement bound
     with conn.transaction():
         tx.run("SELECT pg_advisory_xact_lock(hashtext('a2a_trio schema ' || current_schema()))")
         tx.run("CREATE TABLE IF NOT EXISTS a2a_schema_version (version INTEGER NOT NULL)")
@@ -136,15 +154,27 @@ def _connect_and_migrate(migration_conninfo: str) -> None:
         migrate(conn)
 
 
+def _statement_bound(tx: Tx) -> float | None:
+    """The session's ``statement_timeout`` in seconds, as the server has it (``None``: none):
+    the store's, or the one the URL or ``PGOPTIONS`` set instead."""
+    row = tx.run("SELECT setting::float8 FROM pg_settings WHERE name = 'statement_timeout'")
+    milliseconds: float = row.fetchone()[0]
+    return milliseconds / 1000 or None
+
+
 class PostgresDriver:
     """Runs transactions on pooled connections, at most ``pool_size`` at a time, each wait
     bounded by ``timeouts`` (a call that times out rolls back and raises
     ``StoreUnavailableError``; its connection goes back to the pool rolled back, or, cut,
-    is replaced)."""
+    is replaced).  A call whose server stops answering is cut off by the watchdog once the
+    statement bound plus ``timeouts.late_answer`` has passed since its latest statement began."""
 
     dialect: Final = DIALECT
 
     def __init__(self, url: str, *, pool_size: int, timeouts: PostgresTimeouts) -> None:
+        self._late_answer = timeouts.late_answer
+        self._answer_bound: float | None = None  # known once started
+        self._watchdog = Watchdog()
         self._migration_conninfo = conninfo(url, timeouts, bound_statements=False)
         self._limiter = trio.CapacityLimiter(pool_size)
         self._pool = ConnectionPool(
@@ -153,38 +183,59 @@ class PostgresDriver:
             max_size=pool_size,
             open=False,
             configure=_configure,
-            check=ConnectionPool.check_connection,  # a connection cut since (failover) is replaced
+            check=_refuse_if_ended,  # a connection cut since (failover) is replaced
             kwargs={"autocommit": True},
             name="a2a_trio",
             timeout=timeouts.pool,
         )
 
     async def start(self) -> None:
-        """Bring the schema up to date (failing fast on a bad URL), then open the pool."""
+        """Bring the schema up to date (failing fast on a bad URL), open the pool, and set the
+        watchdog's bound from the statement bound the server applies."""
         await trio.to_thread.run_sync(_connect_and_migrate, self._migration_conninfo)
         await trio.to_thread.run_sync(functools.partial(self._pool.open, wait=True, timeout=30))
+        statement = await self.read(_statement_bound)
+        if statement is not None and self._late_answer is not None:
+            self._answer_bound = statement + self._late_answer
 
-    def _run[T](self, fn: Callable[[Tx], T], transaction: bool) -> T:
-        with self._pool.connection() as conn:
+    def _run[T](self, fn: Callable[[Tx], T], transaction: bool, watch: CallWatch) -> T:
+        with self._pool.connection() as conn, watch.holding(conn):
             if not transaction:
-                return fn(_PgTx(conn))
+                return fn(_PgTx(conn, watch))
             with conn.transaction():
-                return fn(_PgTx(conn))
+                return fn(_PgTx(conn, watch))
+
+    async def watch(self) -> None:
+        """Run the watchdog over this driver's calls until cancelled (at once without a
+        statement bound or ``late_answer``: nothing to tell a long statement from a stopped
+        server by)."""
+        if self._answer_bound is not None:
+            await self._watchdog.run(self._answer_bound)
+
+    async def _call[T](self, fn: Callable[[Tx], T], transaction: bool) -> T:
+        with DIALECT.unavailable_on_operational_error(), self._watchdog.watching() as watch:
+            try:
+                return await trio.to_thread.run_sync(
+                    self._run, fn, transaction, watch, limiter=self._limiter
+                )
+            except psycopg.OperationalError as exc:
+                if not watch.cut:
+                    raise
+                raise psycopg.OperationalError(
+                    f"no answer from the server for {self._answer_bound:g} s since the call's"
+                    " latest statement began: its connection was shut down"
+                ) from exc
 
     async def write[T](self, fn: Callable[[Tx], T], *, one_statement: bool = False) -> T:
         """Run ``fn`` in a transaction; with ``one_statement``, in autocommit: its statement
         commits by itself, without the round trips of ``BEGIN`` and ``COMMIT``."""
-        with DIALECT.unavailable_on_operational_error():
-            return await trio.to_thread.run_sync(
-                self._run, fn, not one_statement, limiter=self._limiter
-            )
+        return await self._call(fn, not one_statement)
 
     async def read[T](self, fn: Callable[[Tx], T]) -> T:
         """Run ``fn`` in autocommit, without ``BEGIN``/``COMMIT`` round trips: under READ
         COMMITTED each statement takes its own snapshot inside a transaction too, so a read
         transaction would add nothing."""
-        with DIALECT.unavailable_on_operational_error():
-            return await trio.to_thread.run_sync(self._run, fn, False, limiter=self._limiter)
+        return await self._call(fn, False)
 
     async def aclose(self) -> None:
         with trio.CancelScope(shield=True):
@@ -202,12 +253,16 @@ async def open_postgres_store(
     """A task store in the PostgreSQL database at ``url`` (``postgresql://user:pw@host/db``).
 
     Creates or migrates the schema (in the connection's ``search_path`` schema).  Raises
-    ``psycopg.OperationalError`` when the server cannot be reached.  ``timeouts`` bound every
+    ``psycopg.OperationalError`` when the server cannot be reached.  The watchdog
+    (``_pg_watchdog``) runs in the context's own nursery.  ``timeouts`` bound every
     call's waits; a libpq parameter ``url`` sets itself wins over them.
     """
     driver = PostgresDriver(url, pool_size=pool_size, timeouts=timeouts)
     try:
         await driver.start()
-        yield SqlTaskStore(driver, retention=retention)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(driver.watch)
+            yield SqlTaskStore(driver, retention=retention)
+            nursery.cancel_scope.cancel()
     finally:
         await driver.aclose()

@@ -263,9 +263,12 @@ async def test_cancelled_writes_are_whole_or_absent(sql_backend: Backend) -> Non
 
 
 def _cut_connections(base_url: str, application: str) -> int:
+    """End ``application``'s sessions, waiting (up to 5 s each) until their processes exit: the
+    pool's checkout check, which sends nothing, sees the end once it reached the socket."""
     with psycopg.connect(base_url, autocommit=True) as conn:
         rows = conn.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s",
+            "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity"
+            " WHERE application_name = %s",
             (application,),
         ).fetchall()
     return len(rows)

@@ -113,19 +113,14 @@ async def test_a_client_is_told_the_store_is_unavailable_while_a_table_is_locked
     """A table locked by someone else's transaction (a manual ``ALTER TABLE``, a ``VACUUM
     FULL``) stops reads too: GetTask on every binding answers with the outage error."""
     store = partial(open_postgres_store, url, timeouts=QUICK_LOCKS)
-    async with trio.open_nursery() as nursery:
-        base = await nursery.start(partial(serve, agents.agent, port=0, store=store))
-        async with httpx.AsyncClient(base_url=base, headers=V1_HEADERS, timeout=30) as http:
-            sent = await http.post("/", json=rpc("SendMessage", {"message": user_message("k")}))
-            task_id = sent.json()["result"]["task"]["id"]
-            get = rpc("GetTask", {"id": task_id})
-            async with held(url, "LOCK TABLE a2a_tasks IN ACCESS EXCLUSIVE MODE"):
-                answer = await http.post("/", json=get)
-                rest = await http.get(f"/tasks/{task_id}")
-                for binding in ("JSONRPC", "HTTP+JSON"):
-                    await sdk_get_task_is_refused(base, task_id, binding)
-            again = await http.post("/", json=get)
-        nursery.cancel_scope.cancel()
+    async with serving_one_task(store) as (base, http, task_id):
+        get = rpc("GetTask", {"id": task_id})
+        async with held(url, "LOCK TABLE a2a_tasks IN ACCESS EXCLUSIVE MODE"):
+            answer = await http.post("/", json=get)
+            rest = await http.get(f"/tasks/{task_id}")
+            for binding in ("JSONRPC", "HTTP+JSON"):
+                await sdk_get_task_is_refused(base, task_id, binding)
+        again = await http.post("/", json=get)
     assert answer.status_code == 200
     assert answer.json()["error"]["code"] == -32603
     assert answer.json()["error"]["message"] == UNAVAILABLE
@@ -136,6 +131,20 @@ async def test_a_client_is_told_the_store_is_unavailable_while_a_table_is_locked
         assert "Traceback" not in body
         assert "lock" not in body  # the database's own words stay in the server's log
     assert again.json()["result"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+@asynccontextmanager
+async def serving_one_task(
+    store: Callable[[], AbstractAsyncContextManager[TaskStore]],
+) -> AsyncIterator[tuple[str, httpx.AsyncClient, str]]:
+    """A real server on ``store`` that has run one task: its base URL, a client of it, and the
+    task's id."""
+    async with trio.open_nursery() as nursery:
+        base = await nursery.start(partial(serve, agents.agent, port=0, store=store))
+        async with httpx.AsyncClient(base_url=base, headers=V1_HEADERS, timeout=30) as http:
+            sent = await http.post("/", json=rpc("SendMessage", {"message": user_message("k")}))
+            yield base, http, sent.json()["result"]["task"]["id"]
+        nursery.cancel_scope.cancel()
 
 
 async def sdk_get_task_is_refused(base: str, task_id: str, binding: str) -> None:
@@ -273,7 +282,8 @@ def connection_parameters(store: SqlTaskStore) -> dict[str, str]:
 
 
 @pytest.mark.parametrize(
-    "field", ["statement", "lock", "idle_in_transaction", "network", "connect", "pool"]
+    "field",
+    ["statement", "lock", "idle_in_transaction", "network", "connect", "pool", "late_answer"],
 )
 def test_a_bound_of_zero_is_refused(field: str) -> None:
     """PostgreSQL reads 0 as no limit: ``None`` says that, 0 is a mistake."""
