@@ -6,7 +6,6 @@ the job's shielded final write, which took the whole runtime down with it.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -72,11 +71,6 @@ def send(text: str, skill: str | None = None, *, wait: bool = True) -> m.SendMes
     metadata: m.JsonObject | None = {"skillId": skill} if skill else None
     config = m.SendMessageConfiguration(return_immediately=not wait)
     return m.SendMessageRequest(m.text_message(text, metadata=metadata), configuration=config)
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return "memory" if request.param == "memory" else f"sqlite:///{tmp_path / 'tasks.db'}"
 
 
 async def test_unstorable_content_fails_only_its_task(store_url: str) -> None:

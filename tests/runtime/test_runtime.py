@@ -62,12 +62,6 @@ async def drain(stream: TaskStream) -> list[m.StreamEvent]:
     return [entry.event for entry in await read_all(stream)]
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A real store to open: memory, or a SQLite file."""
-    return "memory" if request.param == "memory" else f"sqlite:///{tmp_path / 'tasks.db'}"
-
-
 async def test_cancel_reaches_the_handler_promptly(runtime: TaskRuntime) -> None:
     task = await runtime.send(ANONYMOUS, request("c1", "gated", return_immediately=True))
     assert isinstance(task, m.Task)
