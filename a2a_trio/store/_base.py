@@ -389,9 +389,11 @@ def detached_update(update: TaskUpdate) -> TaskUpdate:
     or an event log keeps of it cannot change after the write.  ``update`` itself when it holds
     none (text without metadata)."""
     status_message = update.status_message
-    said = update.messages if status_message is None else (*update.messages, status_message)
-    made = [write.artifact for write in update.artifacts]
-    if update.metadata is None and plain(said) and plain(made):
+    contents: list[m.Message | m.Artifact] = [write.artifact for write in update.artifacts]
+    contents += update.messages
+    if status_message is not None:
+        contents.append(status_message)
+    if update.metadata is None and plain(contents):
         return update
     return attrs.evolve(
         update,

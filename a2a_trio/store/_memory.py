@@ -56,8 +56,9 @@ class _Row:
 
     def handed_out(self) -> StoredTask:
         """The stored task as a caller gets it: sharing no dict or list with this row."""
-        task = self.out(self.stored.task)
-        return self.stored if task is self.stored.task else attrs.evolve(self.stored, task=task)
+        if self.plain:
+            return self.stored
+        return attrs.evolve(self.stored, task=m.detached_task(self.stored.task))
 
     def out(self, task: m.Task) -> m.Task:
         """``task`` (this row's, maybe trimmed) as a caller gets it."""
@@ -238,7 +239,7 @@ class MemoryTaskStore:
         if taken:
             raise ConcurrencyError(f"task {task_id} already has events {taken}")
         kept = kept or {}
-        log.update((seq, kept.get(id(event)) or m.detached_event(event)) for seq, event in events)
+        log.update([(seq, kept.get(id(event)) or m.detached_event(event)) for seq, event in events])
         for seq in sorted(log)[: -self._retention.max_events_per_task]:
             del log[seq]
 
