@@ -47,6 +47,7 @@ from ._core import (
     UrlPart,
     proto_name,
 )
+from ._detach import detached_content, detached_event, detached_task
 from ._fields import is_required
 from ._json import MAX_JSON_DEPTH, JsonObject, JsonValue, json_problem
 from ._lifecycle import (
@@ -133,6 +134,9 @@ __all__ = [
     "TextPart",
     "UrlPart",
     "data_part",
+    "detached_content",
+    "detached_event",
+    "detached_task",
     "is_interrupted",
     "is_required",
     "is_settled",

@@ -55,3 +55,44 @@ def _utf8_encodable(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def copy_json(value: JsonValue) -> JsonValue:
+    """``value`` sharing no object or array with the original (scalars are immutable, so they
+    are shared).  Without recursion, as :func:`json_problem`, and free for a scalar."""
+    if isinstance(value, dict):
+        return copy_json_object(value)
+    if isinstance(value, list):
+        copy = list(value)
+        _unshare(copy)
+        return copy
+    return value
+
+
+def copy_json_object(value: JsonObject) -> JsonObject:
+    """:func:`copy_json` for an object (a ``metadata`` dict)."""
+    copy = dict(value)
+    _unshare(copy)
+    return copy
+
+
+def _unshare(top: JsonObject | list[JsonValue]) -> None:
+    """Replace every object and array inside ``top``, a fresh shallow copy, by a fresh shallow
+    copy, one container at a time."""
+    pending = [top]
+    while pending:
+        container = pending.pop()
+        if isinstance(container, dict):
+            for key, item in container.items():  # only values are replaced: the keys stay
+                if isinstance(item, dict | list):
+                    container[key] = inner = _shallow_copy(item)
+                    pending.append(inner)
+        else:
+            for index, item in enumerate(container):
+                if isinstance(item, dict | list):
+                    container[index] = inner = _shallow_copy(item)
+                    pending.append(inner)
+
+
+def _shallow_copy(item: JsonObject | list[JsonValue]) -> JsonObject | list[JsonValue]:
+    return dict(item) if isinstance(item, dict) else list(item)

@@ -21,11 +21,14 @@ class TaskContext:
     ``task`` show the task as stored.  A handler reports progress with :meth:`update`, emits
     artifacts with :meth:`emit_artifact`, asks the client with :meth:`ask`, declines with
     :meth:`reject`; returning completes the task, raising fails it, cancellation cancels it.
+
+    What it hands out is the handler's own copy: changing a ``metadata`` dict or a data part's
+    value there changes neither the stored task nor what its streams replay (only a write does).
     """
 
     def __init__(self, job: Job | None, message: m.Message, *, caller: CallerScope) -> None:
         self._job = job
-        self.message = message
+        self.message = m.detached_content(message)
         self.caller = caller
 
     # --- what was asked -------------------------------------------------------------------
@@ -33,7 +36,7 @@ class TaskContext:
     @property
     def task(self) -> m.Task:
         """The task as last stored (its status, artifacts and full history)."""
-        return self._require_job().task
+        return m.detached_task(self._require_job().task)
 
     @property
     def task_id(self) -> str:
@@ -45,7 +48,7 @@ class TaskContext:
 
     @property
     def history(self) -> tuple[m.Message, ...]:
-        return self._job.task.history if self._job else (self.message,)
+        return self.task.history if self._job else (self.message,)
 
     @property
     def text(self) -> str:
@@ -131,9 +134,8 @@ class TaskContext:
             question = agent_message(job.task, question)
         state = m.TaskState.AUTH_REQUIRED if auth else m.TaskState.INPUT_REQUIRED
         await self._write(TaskUpdate(state=state, status_message=question, messages=(question,)))
-        reply = await job.next_message()
-        self.message = reply
-        return reply
+        self.message = m.detached_content(await job.next_message())
+        return self.message
 
     async def _write(self, update: TaskUpdate, *, chunk: tuple[bool, bool] | None = None) -> None:
         """Every report a handler awaits is a full checkpoint, even on a store that never waits:

@@ -21,6 +21,7 @@ from ..store import (
     TaskAtVersion,
     TaskStore,
     TaskUpdate,
+    detached_update,
 )
 from ._agent import Skill
 from ._content import check_update
@@ -259,6 +260,7 @@ class Job:
             raise _moved_on(self.id)
         check_update(update)
         await self._settle_doubt()
+        update = detached_update(update)  # its events are kept: the handler's dicts stay its own
         if update.state is not None and update.timestamp is None:
             update = attrs.evolve(update, timestamp=m.utcnow())
         events = self._events(update, chunk)

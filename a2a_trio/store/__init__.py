@@ -21,6 +21,7 @@ from ._base import (
     TaskStore,
     TaskUpdate,
     apply_update,
+    detached_update,
     trim_task,
 )
 from ._memory import MemoryTaskStore
@@ -55,6 +56,7 @@ __all__ = [
     "TaskUpdate",
     "apply_update",
     "check_store_url",
+    "detached_update",
     "open_postgres_store",
     "open_sqlite_store",
     "open_store",

@@ -42,7 +42,9 @@ from ..errors import (
     Phrase,
     TaskTerminalStateError,
 )
+from ..model._detach import detached_content, plain
 from ..model._fields import to_tuple
+from ..model._json import copy_json_object
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 100
@@ -380,6 +382,29 @@ def check_keys(keys: dict[str, str]) -> None:
 def storable(*keys: str) -> bool:
     """Whether a key could have been stored; lookups by an unstorable one find nothing."""
     return not any("\x00" in key for key in keys)
+
+
+def detached_update(update: TaskUpdate) -> TaskUpdate:
+    """``update`` sharing no dict or list with the caller's (``model/_detach.py``): what a store
+    or an event log keeps of it cannot change after the write.  ``update`` itself when it holds
+    none (text without metadata)."""
+    status_message = update.status_message
+    contents: list[m.Message | m.Artifact] = [write.artifact for write in update.artifacts]
+    contents += update.messages
+    if status_message is not None:
+        contents.append(status_message)
+    if update.metadata is None and plain(contents):
+        return update
+    return attrs.evolve(
+        update,
+        status_message=None if status_message is None else detached_content(status_message),
+        artifacts=[
+            ArtifactWrite(detached_content(write.artifact), write.append)
+            for write in update.artifacts
+        ],
+        messages=tuple(map(detached_content, update.messages)),
+        metadata=None if update.metadata is None else copy_json_object(update.metadata),
+    )
 
 
 def apply_update(task: m.Task, update: TaskUpdate, *, now: datetime) -> m.Task:

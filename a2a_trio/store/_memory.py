@@ -4,6 +4,11 @@ Writes are synchronous dict operations, so each one is atomic under trio's coope
 without locks.  The dict is kept in write order (an update moves its task to the end), so a
 listing walks it backwards, newest first, without sorting; it still visits every task, which is
 fine for development and not a template for large tables.
+
+The store keeps its own copies of the dicts and lists in what it is given (``metadata``,
+``DataPart.data``) and hands out copies of its own, as the SQL stores do by serializing: a
+caller changing such a dict changes nothing stored (``model/_detach.py``; a task holding none,
+the usual text without metadata, is handed out as it is: each row knows whether it holds any).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from ._base import (
     check_events,
     check_new_task,
     check_query,
+    detached_update,
     prepare_push_config,
     trim_task,
 )
@@ -45,6 +51,18 @@ class _Row:
     idempotency: tuple[str, str] | None = None  # (context_id, key)
     events: dict[int, m.StreamEvent] = attrs.Factory(dict)
     push_configs: dict[str, m.TaskPushNotificationConfig] = attrs.Factory(dict)
+    plain: bool = False
+    """The task holds no dict or list, so callers may share it: it is handed out unwalked."""
+
+    def handed_out(self) -> StoredTask:
+        """The stored task as a caller gets it: sharing no dict or list with this row."""
+        if self.plain:
+            return self.stored
+        return attrs.evolve(self.stored, task=m.detached_task(self.stored.task))
+
+    def out(self, task: m.Task) -> m.Task:
+        """``task`` (this row's, maybe trimmed) as a caller gets it."""
+        return task if self.plain else m.detached_task(task)
 
 
 class MemoryTaskStore:
@@ -71,17 +89,17 @@ class MemoryTaskStore:
         check_new_task(scope, task, idempotency_key)
         key = (scope, task.context_id, idempotency_key) if idempotency_key else None
         if key is not None and key in self._idempotency:
-            return self._rows[self._idempotency[key]].stored
+            return self._rows[self._idempotency[key]].handed_out()
         if task.id in self._rows:
             raise ConcurrencyError(f"task {task.id} already exists")
-        stored = StoredTask(task, 1, m.utcnow())
-        row = _Row(scope, stored, self._next_order())
-        self._log_events(task.id, row.events, events)
+        kept = m.detached_task(task)
+        row = _Row(scope, StoredTask(kept, 1, m.utcnow()), self._next_order(), plain=kept is task)
+        self._log_events(task.id, row.events, events, kept={id(task): kept})
         self._rows[task.id] = row
         if key is not None and idempotency_key:
             self._idempotency[key] = task.id
             row.idempotency = (task.context_id, idempotency_key)
-        return stored
+        return row.handed_out()
 
     def _row(self, scope: CallerScope, task_id: str) -> _Row | None:
         row = self._rows.get(task_id)
@@ -107,7 +125,7 @@ class MemoryTaskStore:
         task = trim_task(
             row.stored.task, history_length=history_length, include_artifacts=include_artifacts
         )
-        return attrs.evolve(row.stored, task=task)
+        return attrs.evolve(row.stored, task=row.out(task))
 
     async def update_task(
         self,
@@ -124,12 +142,14 @@ class MemoryTaskStore:
                 f"task {task_id} is at version {row.stored.version}, not {expected_version}"
             )
         now = m.utcnow()
-        task = apply_update(row.stored.task, update, now=now)
+        kept = detached_update(update)
+        task = apply_update(row.stored.task, kept, now=now)
         self._log_events(task_id, row.events, events)  # may refuse: the task is not changed yet
         row.stored = StoredTask(task, row.stored.version + 1, now)
+        row.plain = row.plain and kept is update
         row.order = self._next_order()
         self._rows[task_id] = self._rows.pop(task_id)  # keep the dict in write order
-        return row.stored
+        return row.handed_out()
 
     async def touch_task(self, scope: CallerScope, task_id: str, *, expected_version: int) -> bool:
         task = TaskAtVersion(scope, task_id, expected_version)
@@ -169,10 +189,12 @@ class MemoryTaskStore:
                 more = True
         return TaskPage(
             tasks=tuple(
-                trim_task(
-                    row.stored.task,
-                    history_length=query.history_length,
-                    include_artifacts=query.include_artifacts,
+                row.out(
+                    trim_task(
+                        row.stored.task,
+                        history_length=query.history_length,
+                        include_artifacts=query.include_artifacts,
+                    )
                 )
                 for row in page
             ),
@@ -198,16 +220,26 @@ class MemoryTaskStore:
         self._log_events(task_id, self._existing(scope, task_id).events, events)
 
     def _log_events(
-        self, task_id: str, log: dict[int, m.StreamEvent], events: Sequence[SequencedEvent]
+        self,
+        task_id: str,
+        log: dict[int, m.StreamEvent],
+        events: Sequence[SequencedEvent],
+        *,
+        kept: dict[int, m.StreamEvent] | None = None,
     ) -> None:
-        """Add ``events`` to ``log``, all or none (raising first), then trim it to the bound."""
+        """Add ``events`` to ``log``, all or none (raising first), then trim it to the bound.
+
+        ``kept``: this store's copies of some of them, by ``id`` (a new task is usually its
+        first event too), which need not be copied again.
+        """
         if not events:
             return
         check_events(events)
         taken = [seq for seq, _event in events if seq in log]
         if taken:
             raise ConcurrencyError(f"task {task_id} already has events {taken}")
-        log.update(events)
+        kept = kept or {}
+        log.update([(seq, kept.get(id(event)) or m.detached_event(event)) for seq, event in events])
         for seq in sorted(log)[: -self._retention.max_events_per_task]:
             del log[seq]
 
@@ -215,7 +247,7 @@ class MemoryTaskStore:
         self, scope: CallerScope, task_id: str, *, after_seq: int = 0
     ) -> tuple[SequencedEvent, ...]:
         log = self._existing(scope, task_id).events
-        return tuple((seq, log[seq]) for seq in sorted(log) if seq > after_seq)
+        return tuple((seq, m.detached_event(log[seq])) for seq in sorted(log) if seq > after_seq)
 
     async def last_event_seq(self, scope: CallerScope, task_id: str) -> int:
         return max(self._existing(scope, task_id).events, default=0)
@@ -226,7 +258,7 @@ class MemoryTaskStore:
         row = self._row(scope, task_id)
         if row is None:
             return None
-        return row.stored, max(row.events, default=0)
+        return row.handed_out(), max(row.events, default=0)
 
     async def set_push_config(
         self, scope: CallerScope, config: m.TaskPushNotificationConfig
@@ -252,7 +284,7 @@ class MemoryTaskStore:
 
     async def list_unfinished(self) -> tuple[ScopedTask, ...]:
         return tuple(
-            ScopedTask(row.scope, row.stored)
+            ScopedTask(row.scope, row.handed_out())
             for row in self._rows.values()
             if not m.is_terminal(row.stored.task.status.state)
         )
