@@ -259,8 +259,9 @@ class Job:
         if self.superseded:
             raise _moved_on(self.id)
         check_update(update)
+        # taken as it is now, as checked (its events are kept): the handler's dicts stay its own
+        update = detached_update(update)
         await self._settle_doubt()
-        update = detached_update(update)  # its events are kept: the handler's dicts stay its own
         if update.state is not None and update.timestamp is None:
             update = attrs.evolve(update, timestamp=m.utcnow())
         events = self._events(update, chunk)

@@ -61,6 +61,26 @@ async def wait_on_outage(ctx: TaskContext) -> str:
     return "done"
 
 
+@retrying.skill()
+async def change_while_writing(ctx: TaskContext) -> str:
+    """Report progress (the store refuses it), then emit an artifact whose value a sibling task
+    changes as soon as everything waits: while the job reads the doubtful report back."""
+    try:
+        await ctx.update("first try")
+    except StoreUnavailableError as exc:
+        outages[ctx.task_id] = str(exc)
+    value: m.JsonObject = {"value": "as handed over"}
+
+    async def change_meanwhile() -> None:
+        await trio.testing.wait_all_tasks_blocked()
+        value["value"] = "changed during the write"
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(change_meanwhile)
+        await ctx.emit_artifact(value, artifact_id="out")
+    return "done"
+
+
 def first_try(update: TaskUpdate) -> bool:
     message = update.status_message
     return message is not None and message.parts == (m.TextPart("first try"),)
@@ -213,4 +233,24 @@ async def test_a_lease_tick_after_a_report_in_doubt_keeps_the_job(store_url: str
     assert outages[task.id] == LOST
     assert streamed == logged
     assert status_texts(logged) == ["first try", ""]
+    assert task.status.state is m.TaskState.COMPLETED
+
+
+async def test_a_write_after_a_report_in_doubt_keeps_the_value_handed_over(store_url: str) -> None:
+    """The first report is in doubt, so the handler's next write reads the task back first,
+    waiting between tries, and the handler changes the artifact's value meanwhile: the store
+    and the stream hold the value as handed over.  Before, the write was copied after the
+    read-back, so it stored the value as changed during the write (and a value changed into
+    something that is not JSON there, past the check, reached the store)."""
+    async with open_store(store_url) as store:
+        lost = AnswerLost(store, lose=first_try, down_for=READ_BACK_TRIES + 1)
+        request_ = request("change", "change_while_writing")
+        streamed, logged, task = await stream_to_the_end(lost, retrying, request_)
+    assert outages[task.id] == LOST
+    assert lost.reads == READ_BACK_TRIES + 1  # the write waited between two read-backs
+    assert streamed == logged
+    out = next(artifact for artifact in task.artifacts if artifact.artifact_id == "out")
+    assert [part.data for part in out.parts if isinstance(part, m.DataPart)] == [
+        {"value": "as handed over"}
+    ]
     assert task.status.state is m.TaskState.COMPLETED
