@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
+from typing import NoReturn
 
 import pytest
 import trio
@@ -79,6 +80,30 @@ async def change_while_writing(ctx: TaskContext) -> str:
         nursery.start_soon(change_meanwhile)
         await ctx.emit_artifact(value, artifact_id="out")
     return "done"
+
+
+cancel_on_refusal: list[trio.CancelScope] = []
+"""Scopes the ``ReadsCancel`` store cancels when it refuses a read."""
+
+
+@retrying.skill()
+async def give_up_on_report(ctx: TaskContext) -> str:
+    """Report progress inside a scope the store cancels while it reads the report back; go on
+    without it."""
+    with trio.CancelScope() as scope:
+        cancel_on_refusal.append(scope)
+        await ctx.update("first try")
+    return "done"
+
+
+class ReadsCancel(AnswerLost):
+    """Cancels the scopes in ``cancel_on_refusal`` as it refuses a read: the read-back's
+    caller gives up while it waits to read again."""
+
+    async def _refuse_read(self, *args: object, **kwargs: object) -> NoReturn:
+        for scope in cancel_on_refusal:
+            scope.cancel()
+        await super()._refuse_read(*args, **kwargs)
 
 
 def first_try(update: TaskUpdate) -> bool:
@@ -253,4 +278,20 @@ async def test_a_write_after_a_report_in_doubt_keeps_the_value_handed_over(store
     assert [part.data for part in out.parts if isinstance(part, m.DataPart)] == [
         {"value": "as handed over"}
     ]
+    assert task.status.state is m.TaskState.COMPLETED
+
+
+async def test_a_report_whose_read_back_is_cancelled_stays_in_doubt(store_url: str) -> None:
+    """The first report is stored, answered with an error, and the handler's own scope is
+    cancelled while the job waits to read the task back: the report stays in doubt, so the
+    final write reads the task back first, finds the report stored, and completes the task.
+    Before, the cancelled read-back forgot the report: the final write was refused as stale,
+    the job stopped as if another replica had taken the task, and it stayed WORKING."""
+    async with open_store(store_url) as store:
+        lost = ReadsCancel(store, lose=first_try, down_for=1)
+        request_ = request("give up", "give_up_on_report")
+        streamed, logged, task = await stream_to_the_end(lost, retrying, request_)
+    assert lost.reads == 1
+    assert streamed == logged
+    assert status_texts(logged) == ["first try", ""]
     assert task.status.state is m.TaskState.COMPLETED
