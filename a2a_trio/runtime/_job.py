@@ -259,8 +259,9 @@ class Job:
         if self.superseded:
             raise _moved_on(self.id)
         check_update(update)
+        # taken as it is now, as checked (its events are kept): the handler's dicts stay its own
+        update = detached_update(update)
         await self._settle_doubt()
-        update = detached_update(update)  # its events are kept: the handler's dicts stay its own
         if update.state is not None and update.timestamp is None:
             update = attrs.evolve(update, timestamp=m.utcnow())
         events = self._events(update, chunk)
@@ -302,8 +303,10 @@ class Job:
         under their numbers (:func:`find_write`); else ``lost`` is raised again.
 
         When the store cannot be read back, a ``final`` write raises ``FinalStateUnknown``;
-        another raises ``lost`` and leaves the write in doubt for the next one to settle.
+        another raises ``lost`` and leaves the write in doubt for the next one to settle, as
+        does a read-back cancelled before the store answered.
         """
+        self._in_doubt = events  # until the store says whether it holds them
         try:
             stored = await find_write(
                 self._store, self.scope, self.id, events, after_seq=self.log.last_seq
@@ -313,7 +316,9 @@ class Job:
                 raise FinalStateUnknown(
                     f"the store could not be read back ({READ_BACK_TRIES} tries): {lost}"
                 ) from lost
-            self._in_doubt, stored = events, None  # raised as not stored, but in doubt
+            stored = None  # raised as not stored, but in doubt
+        else:
+            self._in_doubt = None
         if stored is None:
             raise lost
         return stored

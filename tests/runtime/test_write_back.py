@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
+from typing import NoReturn
 
 import pytest
 import trio
@@ -59,6 +60,50 @@ async def wait_on_outage(ctx: TaskContext) -> str:
         outages[ctx.task_id] = str(exc)
         await gates[ctx.text].wait()
     return "done"
+
+
+@retrying.skill()
+async def change_while_writing(ctx: TaskContext) -> str:
+    """Report progress (the store refuses it), then emit an artifact whose value a sibling task
+    changes as soon as everything waits: while the job reads the doubtful report back."""
+    try:
+        await ctx.update("first try")
+    except StoreUnavailableError as exc:
+        outages[ctx.task_id] = str(exc)
+    value: m.JsonObject = {"value": "as handed over"}
+
+    async def change_meanwhile() -> None:
+        await trio.testing.wait_all_tasks_blocked()
+        value["value"] = "changed during the write"
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(change_meanwhile)
+        await ctx.emit_artifact(value, artifact_id="out")
+    return "done"
+
+
+cancel_on_refusal: list[trio.CancelScope] = []
+"""Scopes the ``ReadsCancel`` store cancels when it refuses a read."""
+
+
+@retrying.skill()
+async def give_up_on_report(ctx: TaskContext) -> str:
+    """Report progress inside a scope the store cancels while it reads the report back; go on
+    without it."""
+    with trio.CancelScope() as scope:
+        cancel_on_refusal.append(scope)
+        await ctx.update("first try")
+    return "done"
+
+
+class ReadsCancel(AnswerLost):
+    """Cancels the scopes in ``cancel_on_refusal`` as it refuses a read: the read-back's
+    caller gives up while it waits to read again."""
+
+    async def _refuse_read(self, *args: object, **kwargs: object) -> NoReturn:
+        for scope in cancel_on_refusal:
+            scope.cancel()
+        await super()._refuse_read(*args, **kwargs)
 
 
 def first_try(update: TaskUpdate) -> bool:
@@ -211,6 +256,42 @@ async def test_a_lease_tick_after_a_report_in_doubt_keeps_the_job(store_url: str
         logged = list(await store.load_events(ANONYMOUS, task.id))
         nursery.cancel_scope.cancel()
     assert outages[task.id] == LOST
+    assert streamed == logged
+    assert status_texts(logged) == ["first try", ""]
+    assert task.status.state is m.TaskState.COMPLETED
+
+
+async def test_a_write_after_a_report_in_doubt_keeps_the_value_handed_over(store_url: str) -> None:
+    """The first report is in doubt, so the handler's next write reads the task back first,
+    waiting between tries, and the handler changes the artifact's value meanwhile: the store
+    and the stream hold the value as handed over.  Before, the write was copied after the
+    read-back, so it stored the value as changed during the write (and a value changed into
+    something that is not JSON there, past the check, reached the store)."""
+    async with open_store(store_url) as store:
+        lost = AnswerLost(store, lose=first_try, down_for=READ_BACK_TRIES + 1)
+        request_ = request("change", "change_while_writing")
+        streamed, logged, task = await stream_to_the_end(lost, retrying, request_)
+    assert outages[task.id] == LOST
+    assert lost.reads == READ_BACK_TRIES + 1  # the write waited between two read-backs
+    assert streamed == logged
+    out = next(artifact for artifact in task.artifacts if artifact.artifact_id == "out")
+    assert [part.data for part in out.parts if isinstance(part, m.DataPart)] == [
+        {"value": "as handed over"}
+    ]
+    assert task.status.state is m.TaskState.COMPLETED
+
+
+async def test_a_report_whose_read_back_is_cancelled_stays_in_doubt(store_url: str) -> None:
+    """The first report is stored, answered with an error, and the handler's own scope is
+    cancelled while the job waits to read the task back: the report stays in doubt, so the
+    final write reads the task back first, finds the report stored, and completes the task.
+    Before, the cancelled read-back forgot the report: the final write was refused as stale,
+    the job stopped as if another replica had taken the task, and it stayed WORKING."""
+    async with open_store(store_url) as store:
+        lost = ReadsCancel(store, lose=first_try, down_for=1)
+        request_ = request("give up", "give_up_on_report")
+        streamed, logged, task = await stream_to_the_end(lost, retrying, request_)
+    assert lost.reads == 1
     assert streamed == logged
     assert status_texts(logged) == ["first try", ""]
     assert task.status.state is m.TaskState.COMPLETED
