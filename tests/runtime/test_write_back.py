@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Collection
+from typing import Any
 
+import attrs
 import pytest
 import trio
 import trio.testing
@@ -22,11 +25,12 @@ from a2a_trio.errors import StoreUnavailableError
 from a2a_trio.runtime import RuntimeConfig, TaskRuntime
 from a2a_trio.runtime._lease import keep_leases
 from a2a_trio.runtime._readback import READ_BACK_TRIES
-from a2a_trio.store import ANONYMOUS, TaskUpdate, open_store
+from a2a_trio.store import ANONYMOUS, TaskAtVersion, TaskUpdate, open_store
 from runtime.lost_answers import AnswerLost, final_write
 from runtime.streams import read_all
 
 FAST = RuntimeConfig(poll_interval=0.01)
+AT_ONCE = m.SendMessageConfiguration(return_immediately=True)
 LOST = "the connection dropped before the commit's answer"
 
 retrying = Agent("retrying agent", "Retries a report the store refused", version="0.0.1")
@@ -47,6 +51,14 @@ async def retry_once(ctx: TaskContext) -> str:
 
 gates: dict[str, trio.Event] = {}
 """Per-text events the ``wait_on_outage`` handler waits on after the store refused it."""
+at_gates: dict[str, trio.Event] = {}
+"""Per-text events a handler sets on reaching its gate (the read back over)."""
+
+
+async def wait_at_gate(text: str) -> None:
+    """Say that the handler has reached the gate named ``text``, then wait for it to open."""
+    at_gates.setdefault(text, trio.Event()).set()
+    await gates[text].wait()
 
 
 @retrying.skill()
@@ -57,8 +69,24 @@ async def wait_on_outage(ctx: TaskContext) -> str:
         await ctx.update("first try")
     except StoreUnavailableError as exc:
         outages[ctx.task_id] = str(exc)
-        await gates[ctx.text].wait()
+        await wait_at_gate(ctx.text)
     return "done"
+
+
+@retrying.skill()
+async def ask_on_outage(ctx: TaskContext) -> str:
+    """Ask a question; when the store refuses it, note the error, wait at the gate named by
+    the text, then complete."""
+    try:
+        await ctx.ask("which one?")
+    except StoreUnavailableError as exc:
+        outages[ctx.task_id] = str(exc)
+        await wait_at_gate(ctx.text)
+    return "done"
+
+
+def asking(update: TaskUpdate) -> bool:
+    return update.state is m.TaskState.INPUT_REQUIRED
 
 
 def first_try(update: TaskUpdate) -> bool:
@@ -214,3 +242,79 @@ async def test_a_lease_tick_after_a_report_in_doubt_keeps_the_job(store_url: str
     assert streamed == logged
     assert status_texts(logged) == ["first try", ""]
     assert task.status.state is m.TaskState.COMPLETED
+
+
+class TouchesSeen(AnswerLost):
+    """``AnswerLost`` noting the tasks of every batched lease touch (``touch_tasks``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.touched: list[set[TaskAtVersion]] = []
+
+    async def touch_tasks(self, tasks: Collection[TaskAtVersion]) -> set[TaskAtVersion]:
+        self.touched.append(set(tasks))
+        return await self.store.touch_tasks(tasks)
+
+
+async def test_a_lease_tick_reads_a_report_in_doubt_back_instead_of_touching_it_stale(
+    store_url: str,
+) -> None:
+    """The first report was stored, but the store could not be read back: at the next lease
+    tick the job's task is left out of the batched touch (the version the job knows is behind
+    the store's, so the touch could only miss), and the job reads it back and touches it alone.
+    Before, the batch touched it at the stale version first, for nothing."""
+    text = f"left out of the batch {m.new_id()}"
+    gates[text] = trio.Event()
+    async with open_store(store_url) as store, trio.open_nursery() as nursery:
+        lost = TouchesSeen(store, lose=first_try, down_for=READ_BACK_TRIES)
+        runtime = TaskRuntime(retrying, lost, FAST)  # type: ignore[arg-type]
+        await nursery.start(runtime.run)
+        await runtime.send(
+            ANONYMOUS, attrs.evolve(request(text, "wait_on_outage"), configuration=AT_ONCE)
+        )
+        with trio.fail_after(5):
+            await at_gates.setdefault(text, trio.Event()).wait()
+            (job,) = runtime._jobs.values()
+            in_doubt = TaskAtVersion(ANONYMOUS, job.id, job.version)
+            assert await keep_leases(lost, [job])  # type: ignore[arg-type]
+        assert lost.touched == [set()]
+        assert job.version == in_doubt.version + 1  # read back: the report is the job's
+        assert runtime.statistics().running_jobs == 1
+        gates[text].set()
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_follow_up_to_a_question_in_doubt_resumes_the_task(store_url: str) -> None:
+    """The handler's ``ctx.ask`` was stored, but the store could not be read back, so the
+    handler got ``StoreUnavailableError``; the client, who sees the task waiting for input,
+    answers.  The follow-up reads the question back first, finds it stored, and resumes the
+    task; the handler then completes it.  Before, the follow-up was turned away ("not waiting
+    for input"): the job still took its task for WORKING."""
+    text = f"asked in doubt {m.new_id()}"
+    gates[text] = trio.Event()
+    async with open_store(store_url) as store, trio.open_nursery() as nursery:
+        lost = AnswerLost(store, lose=asking, down_for=READ_BACK_TRIES)
+        runtime = TaskRuntime(retrying, lost, FAST)  # type: ignore[arg-type]
+        await nursery.start(runtime.run)
+        first = await runtime.send(
+            ANONYMOUS, attrs.evolve(request(text, "ask_on_outage"), configuration=AT_ONCE)
+        )
+        assert isinstance(first, m.Task)
+        with trio.fail_after(5):
+            await at_gates.setdefault(text, trio.Event()).wait()
+            answer = m.text_message("that one", task_id=first.id)
+            stream = await runtime.send_stream(ANONYMOUS, m.SendMessageRequest(answer))
+            gates[text].set()
+            head, *streamed = await read_all(stream)
+        task = await runtime.get(ANONYMOUS, first.id, None)
+        logged = list(await store.load_events(ANONYMOUS, first.id))
+        nursery.cancel_scope.cancel()
+    assert outages[first.id] == LOST
+    assert isinstance(head.event, m.Task)
+    assert head.event.status.state is m.TaskState.WORKING
+    assert [(entry.seq, entry.event) for entry in streamed] == logged[head.seq :]
+    assert [seq for seq, _event in logged] == list(range(1, len(logged) + 1))
+    assert status_texts(logged) == ["which one?", "", ""]  # asked, resumed, completed
+    assert task.status.state is m.TaskState.COMPLETED
+    replies = [message.parts for message in task.history if message.role is m.Role.USER]
+    assert replies[-1] == (m.TextPart("that one"),)
