@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Collection
+from collections.abc import AsyncIterator, Collection
+from contextlib import asynccontextmanager
 from typing import Any
 
 import attrs
@@ -50,14 +51,14 @@ async def retry_once(ctx: TaskContext) -> str:
 
 
 gates: dict[str, trio.Event] = {}
-"""Per-text events the ``wait_on_outage`` handler waits on after the store refused it."""
+"""Per-text events the gated handlers wait on after the store refused them."""
 at_gates: dict[str, trio.Event] = {}
 """Per-text events a handler sets on reaching its gate (the read back over)."""
 
 
 async def wait_at_gate(text: str) -> None:
     """Say that the handler has reached the gate named ``text``, then wait for it to open."""
-    at_gates.setdefault(text, trio.Event()).set()
+    at_gates[text].set()
     await gates[text].wait()
 
 
@@ -83,6 +84,24 @@ async def ask_on_outage(ctx: TaskContext) -> str:
         outages[ctx.task_id] = str(exc)
         await wait_at_gate(ctx.text)
     return "done"
+
+
+def gated_text(label: str) -> str:
+    """A fresh text naming a closed gate (see ``wait_at_gate``)."""
+    text = f"{label} {m.new_id()}"
+    gates[text] = trio.Event()
+    at_gates[text] = trio.Event()
+    return text
+
+
+@asynccontextmanager
+async def retrying_runtime(lost: AnswerLost) -> AsyncIterator[TaskRuntime]:
+    """A runtime of the ``retrying`` agent on ``lost``, running for the block."""
+    async with trio.open_nursery() as nursery:
+        runtime = TaskRuntime(retrying, lost, FAST)  # type: ignore[arg-type]
+        await nursery.start(runtime.run)
+        yield runtime
+        nursery.cancel_scope.cancel()
 
 
 def asking(update: TaskUpdate) -> bool:
@@ -222,22 +241,20 @@ async def test_a_lease_tick_after_a_report_in_doubt_keeps_the_job(store_url: str
     stored and keeps the job, whose stream then gets the report.  Before, the tick found the
     task at a version the job did not know and stopped the job as if another replica had
     taken the task."""
-    text = f"in doubt at a tick {m.new_id()}"
-    gates[text] = trio.Event()
-    async with open_store(store_url) as store, trio.open_nursery() as nursery:
+    text = gated_text("in doubt at a tick")
+    async with open_store(store_url) as store:
         lost = AnswerLost(store, lose=first_try, down_for=READ_BACK_TRIES)
-        runtime = TaskRuntime(retrying, lost, FAST)  # type: ignore[arg-type]
-        await nursery.start(runtime.run)
-        stream = await runtime.send_stream(ANONYMOUS, request(text, "wait_on_outage"))
-        with trio.fail_after(5):
-            await trio.testing.wait_all_tasks_blocked()  # the handler waits at its gate
-            assert await keep_leases(lost, list(runtime._jobs.values()))  # type: ignore[arg-type]
-            assert runtime.statistics().running_jobs == 1
-            gates[text].set()
-            streamed = [(entry.seq, entry.event) for entry in await read_all(stream)]
-        task = await runtime.get(ANONYMOUS, streamed[0][1].id, None)  # type: ignore[union-attr]
+        async with retrying_runtime(lost) as runtime:
+            stream = await runtime.send_stream(ANONYMOUS, request(text, "wait_on_outage"))
+            with trio.fail_after(5):
+                await at_gates[text].wait()
+                assert await keep_leases(lost, list(runtime._jobs.values()))  # type: ignore[arg-type]
+                assert runtime.statistics().running_jobs == 1
+                gates[text].set()
+                streamed = [(entry.seq, entry.event) for entry in await read_all(stream)]
+            task_id = streamed[0][1].id  # type: ignore[union-attr]
+            task = await runtime.get(ANONYMOUS, task_id, None)
         logged = list(await store.load_events(ANONYMOUS, task.id))
-        nursery.cancel_scope.cancel()
     assert outages[task.id] == LOST
     assert streamed == logged
     assert status_texts(logged) == ["first try", ""]
@@ -263,25 +280,21 @@ async def test_a_lease_tick_reads_a_report_in_doubt_back_instead_of_touching_it_
     tick the job's task is left out of the batched touch (the version the job knows is behind
     the store's, so the touch could only miss), and the job reads it back and touches it alone.
     Before, the batch touched it at the stale version first, for nothing."""
-    text = f"left out of the batch {m.new_id()}"
-    gates[text] = trio.Event()
-    async with open_store(store_url) as store, trio.open_nursery() as nursery:
+    text = gated_text("left out of the batch")
+    async with open_store(store_url) as store:
         lost = TouchesSeen(store, lose=first_try, down_for=READ_BACK_TRIES)
-        runtime = TaskRuntime(retrying, lost, FAST)  # type: ignore[arg-type]
-        await nursery.start(runtime.run)
-        await runtime.send(
-            ANONYMOUS, attrs.evolve(request(text, "wait_on_outage"), configuration=AT_ONCE)
-        )
-        with trio.fail_after(5):
-            await at_gates.setdefault(text, trio.Event()).wait()
-            (job,) = runtime._jobs.values()
-            in_doubt = TaskAtVersion(ANONYMOUS, job.id, job.version)
-            assert await keep_leases(lost, [job])  # type: ignore[arg-type]
-        assert lost.touched == [set()]
-        assert job.version == in_doubt.version + 1  # read back: the report is the job's
-        assert runtime.statistics().running_jobs == 1
-        gates[text].set()
-        nursery.cancel_scope.cancel()
+        async with retrying_runtime(lost) as runtime:
+            sent = attrs.evolve(request(text, "wait_on_outage"), configuration=AT_ONCE)
+            await runtime.send(ANONYMOUS, sent)
+            with trio.fail_after(5):
+                await at_gates[text].wait()
+                (job,) = runtime._jobs.values()
+                version_in_doubt = job.version
+                assert await keep_leases(lost, [job])  # type: ignore[arg-type]
+            assert lost.touched == [set()]
+            assert job.version == version_in_doubt + 1  # read back: the report is the job's
+            assert runtime.statistics().running_jobs == 1
+            gates[text].set()
 
 
 async def test_a_follow_up_to_a_question_in_doubt_resumes_the_task(store_url: str) -> None:
@@ -290,25 +303,21 @@ async def test_a_follow_up_to_a_question_in_doubt_resumes_the_task(store_url: st
     answers.  The follow-up reads the question back first, finds it stored, and resumes the
     task; the handler then completes it.  Before, the follow-up was turned away ("not waiting
     for input"): the job still took its task for WORKING."""
-    text = f"asked in doubt {m.new_id()}"
-    gates[text] = trio.Event()
-    async with open_store(store_url) as store, trio.open_nursery() as nursery:
+    text = gated_text("asked in doubt")
+    async with open_store(store_url) as store:
         lost = AnswerLost(store, lose=asking, down_for=READ_BACK_TRIES)
-        runtime = TaskRuntime(retrying, lost, FAST)  # type: ignore[arg-type]
-        await nursery.start(runtime.run)
-        first = await runtime.send(
-            ANONYMOUS, attrs.evolve(request(text, "ask_on_outage"), configuration=AT_ONCE)
-        )
-        assert isinstance(first, m.Task)
-        with trio.fail_after(5):
-            await at_gates.setdefault(text, trio.Event()).wait()
-            answer = m.text_message("that one", task_id=first.id)
-            stream = await runtime.send_stream(ANONYMOUS, m.SendMessageRequest(answer))
-            gates[text].set()
-            head, *streamed = await read_all(stream)
-        task = await runtime.get(ANONYMOUS, first.id, None)
+        async with retrying_runtime(lost) as runtime:
+            sent = attrs.evolve(request(text, "ask_on_outage"), configuration=AT_ONCE)
+            first = await runtime.send(ANONYMOUS, sent)
+            assert isinstance(first, m.Task)
+            with trio.fail_after(5):
+                await at_gates[text].wait()
+                answer = m.text_message("that one", task_id=first.id)
+                stream = await runtime.send_stream(ANONYMOUS, m.SendMessageRequest(answer))
+                gates[text].set()
+                head, *streamed = await read_all(stream)
+            task = await runtime.get(ANONYMOUS, first.id, None)
         logged = list(await store.load_events(ANONYMOUS, first.id))
-        nursery.cancel_scope.cancel()
     assert outages[first.id] == LOST
     assert isinstance(head.event, m.Task)
     assert head.event.status.state is m.TaskState.WORKING
