@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import socket
 import sqlite3
 import subprocess
@@ -20,19 +21,25 @@ HYPERCORN = str(Path(sys.executable).with_name("hypercorn"))
 TRIO_APP = [HYPERCORN, "-k", "trio", "--bind", "127.0.0.1:0", "a2a_trio.app:app"]
 
 
+async def served_url(proc: trio.Process) -> str:
+    """The URL a hypercorn process says it serves on, once it does (read from its stderr)."""
+    assert proc.stderr is not None
+    output = b""
+    with trio.fail_after(30):
+        while (found := re.search(rb"http://127\.0\.0\.1:\d+", output)) is None:
+            output += await proc.stderr.receive_some()
+    return found[0].decode()
+
+
 async def test_trio_worker_serves_the_demo_agent() -> None:
     env = {**os.environ, "A2A_TRIO_STORE": "memory"}
     command = [HYPERCORN, "-k", "trio", "--bind", "127.0.0.1:0", "a2a_trio.app:app"]
     proc = await trio.lowlevel.open_process(command, stderr=subprocess.PIPE, env=env)
     try:
-        assert proc.stderr is not None
-        output = b""
-        with trio.fail_after(30):
-            while (found := re.search(rb"http://127\.0\.0\.1:\d+", output)) is None:
-                output += await proc.stderr.receive_some()
+        url = await served_url(proc)
         message = {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "yo"}]}
         body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
-        async with httpx.AsyncClient(base_url=found[0].decode(), timeout=10) as client:
+        async with httpx.AsyncClient(base_url=url, timeout=10) as client:
             card = (await client.get("/.well-known/agent-card.json")).json()
             assert [s["id"] for s in card["skills"]] == ["echo", "countdown", "ask"]
             reply = await client.post("/", json=body, headers={"A2A-Version": "1.0"})
@@ -43,6 +50,31 @@ async def test_trio_worker_serves_the_demo_agent() -> None:
         proc.terminate()
         with trio.fail_after(10):
             await proc.wait()
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+async def test_a_stop_signal_logs_the_drain_once(stop: signal.Signals) -> None:
+    """hypercorn's shutdown (the lifespan's) starts the drain: the log says so once, in the
+    words ``a2a-trio serve`` uses (a warning: Python shows it with no logging configured).
+    Before, nothing was logged until the process was gone."""
+    proc = await trio.lowlevel.open_process(TRIO_APP, stderr=subprocess.PIPE, env=settings())
+    try:
+        await served_url(proc)
+        proc.send_signal(stop)
+        assert proc.stderr is not None
+        rest = b""
+        with trio.fail_after(30):
+            while chunk := await proc.stderr.receive_some():
+                rest += chunk
+            assert await proc.wait() == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert rest.decode().splitlines() == [
+        "shutdown requested: stopping; new tasks are refused and running ones get up to 10 s"
+        " to finish"
+    ]
 
 
 def closed_port() -> int:

@@ -13,6 +13,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import trio
 
+from ..server._stopping import draining
+
 logger = logging.getLogger("a2a_trio.serve")
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -49,11 +51,7 @@ async def _stop_on_signals(
         name = signal.Signals(number).name
         if not stop.is_set():
             logger.warning(
-                "%s received: stopping; new tasks are refused and running ones get up to %g s"
-                " to finish (send %s again to stop at once)",
-                name,
-                grace,
-                name,
+                "%s received: %s (send %s again to stop at once)", name, draining(grace), name
             )
             stop.set()
             continue

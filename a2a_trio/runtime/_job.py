@@ -152,9 +152,12 @@ class Job:
         """Write ``update`` (the follow-up ``message`` taking the task back to WORKING) and hand
         ``message`` to the handler waiting in ``ctx.ask``; False, with nothing written, when the
         task no longer waits for input.  Checked under the write lock: of two follow-ups racing
-        for one question, exactly one resumes the task."""
+        for one question, exactly one resumes the task.  A write in doubt is read back first
+        (:meth:`_settle_doubt`, which may raise ``StoreUnavailableError``): a ``ctx.ask`` the
+        store holds after all is waiting for this message."""
         await self._acquire()
         try:
+            await self._settle_doubt()
             if not self.waiting_for_input:
                 return False
             await self._write(update, None)
@@ -193,12 +196,18 @@ class Job:
     def hold_for_touch(self) -> TaskAtVersion | None:
         """Take the write lock, without waiting, for a lease touch made together with other
         jobs' (``TaskStore.touch_tasks``): the task at the version this job last wrote.
-        ``None``, the lock not taken, when a write holds it or the job stopped: then
-        :meth:`keep_lease` touches alone, after that write, or finds out.  Held until
-        :meth:`release_after_touch` (from the same trio task), so the job's next write comes
-        after the touch and after the store has noted it (which keeps the SQL stores'
-        one-statement writes of a running task going)."""
-        if self.superseded or self.done.is_set() or self._lock.locked():
+        ``None``, the lock not taken, when a write holds it, the job stopped or a write of
+        its is in doubt (the version it knows may be behind the store's): then
+        :meth:`keep_lease` touches alone, after that write or the read back, or finds out.
+        Held until :meth:`release_after_touch` (from the same trio task), so the job's next
+        write comes after the touch and after the store has noted it (which keeps the SQL
+        stores' one-statement writes of a running task going)."""
+        if (
+            self.superseded
+            or self.done.is_set()
+            or self._lock.locked()
+            or self._in_doubt is not None
+        ):
             return None
         self._lock.acquire_nowait()
         return TaskAtVersion(self.scope, self.id, self.version)

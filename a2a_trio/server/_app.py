@@ -10,6 +10,7 @@ client disconnect cancels just that stream; its job keeps running.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from functools import partial
@@ -30,9 +31,12 @@ from ._card import CardCache
 from ._config import ServerConfig
 from ._handler import UNEXPECTED_FAILURE, RequestHandler
 from ._jsonrpc_endpoint import JsonRpcEndpoint
+from ._stopping import draining
 
 CARD_PATH = "/.well-known/agent-card.json"
 V03_CARD_PATH = "/.well-known/agent.json"
+
+logger = logging.getLogger("a2a_trio.server")
 
 type StoreFactory = Callable[[], AbstractAsyncContextManager[TaskStore]]
 """Opens the task store: a zero-argument callable returning an async context manager."""
@@ -111,7 +115,16 @@ class A2AServer:
             await self._runtime.drain(max(0.0, self._drain_deadline - trio.current_time()))
 
     async def stop(self) -> None:
-        """Drain running jobs (see :meth:`drain`), then cancel what is left."""
+        """Drain running jobs (see :meth:`drain`), then cancel what is left.
+
+        A drain that starts here, as hypercorn's lifespan shutdown does under ``hypercorn
+        a2a_trio.app:app``, is logged (a warning, which Python's logging shows with no
+        configuration), in the words ``a2a-trio serve`` logs for a signal.  A drain started
+        before (``serve``'s ``shutdown_trigger``, after which ``a2a-trio serve`` said so
+        already) is not logged again.
+        """
+        if self._drain_deadline is None:
+            logger.warning("shutdown requested: %s", draining(self.config.shutdown_grace))
         await self.drain()
         self._cancel.cancel()
         await self._stopped.wait()

@@ -78,6 +78,7 @@ DIALECT: Final = Dialect(
     lock_row=" FOR UPDATE",
     claim_rows=" FOR UPDATE SKIP LOCKED",
     integrity_error=psycopg.IntegrityError,
+    missing_task=lambda exc: isinstance(exc, psycopg.errors.ForeignKeyViolation),
     operational_error=psycopg.OperationalError,
     modifying_with=True,
 )

@@ -94,7 +94,9 @@ class Dialect:
     ``claim_rows``: appended to the SELECT choosing a batch of rows to delete: locks the rows
     chosen, passing over those another transaction holds, so replicas purging together share
     the work instead of waiting on each other's batches.
-    ``integrity_error``: what the driver raises on a unique-constraint violation.
+    ``integrity_error``: what the driver raises on a unique-constraint violation, and on a
+    foreign-key one, which ``missing_task`` tells apart: an event inserted for a task deleted
+    meanwhile (a retention purge, ``delete_task``).
     ``operational_error``: what it raises when the database cannot do the work now (locked,
     unreachable, failing over); ``name`` is the backend's, for messages.
     ``modifying_with``: whether ``WITH`` may hold ``UPDATE``, ``INSERT`` and ``DELETE``
@@ -106,6 +108,7 @@ class Dialect:
     lock_row: str
     claim_rows: str
     integrity_error: type[Exception]
+    missing_task: Callable[[Exception], bool]
     operational_error: type[Exception]
     modifying_with: bool
 
@@ -604,14 +607,17 @@ class SqlTaskStore:
         """Insert the rows in ``tx``, then trim the log to the retention bound.
 
         A taken sequence number raises ``ConcurrencyError``, which rolls the whole transaction
-        back: the write the events belong to is refused with them.
+        back: the write the events belong to is refused with them.  A task deleted since it was
+        read (PostgreSQL's reads lock nothing) raises ``TaskNotFoundError``: it is gone.
         """
         if not rows:
             return
         try:
             for row in rows:
                 tx.run("INSERT INTO a2a_task_events (task_id, seq, event) VALUES (?, ?, ?)", row)
-        except self._dialect.integrity_error:
+        except self._dialect.integrity_error as exc:
+            if self._dialect.missing_task(exc):
+                raise TaskNotFoundError(f"Task {task_id} not found") from None
             seqs = [seq for _task_id, seq, _event in rows]
             raise ConcurrencyError(f"task {task_id} already has some of events {seqs}") from None
         bound = self._retention.max_events_per_task

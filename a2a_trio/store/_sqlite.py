@@ -71,6 +71,7 @@ DIALECT: Final = Dialect(
     lock_row="",  # BEGIN IMMEDIATE already holds the write lock
     claim_rows="",  # and no other writer holds any row meanwhile
     integrity_error=sqlite3.IntegrityError,
+    missing_task=lambda exc: getattr(exc, "sqlite_errorname", "") == "SQLITE_CONSTRAINT_FOREIGNKEY",
     operational_error=sqlite3.OperationalError,
     modifying_with=False,
 )

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import NoReturn
+from collections.abc import AsyncIterator, Collection
+from contextlib import asynccontextmanager
+from typing import Any, NoReturn
 
+import attrs
 import pytest
 import trio
 import trio.testing
@@ -23,11 +26,12 @@ from a2a_trio.errors import StoreUnavailableError
 from a2a_trio.runtime import RuntimeConfig, TaskRuntime
 from a2a_trio.runtime._lease import keep_leases
 from a2a_trio.runtime._readback import READ_BACK_TRIES
-from a2a_trio.store import ANONYMOUS, TaskUpdate, open_store
+from a2a_trio.store import ANONYMOUS, TaskAtVersion, TaskUpdate, open_store
 from runtime.lost_answers import AnswerLost, final_write
 from runtime.streams import read_all
 
 FAST = RuntimeConfig(poll_interval=0.01)
+AT_ONCE = m.SendMessageConfiguration(return_immediately=True)
 LOST = "the connection dropped before the commit's answer"
 
 retrying = Agent("retrying agent", "Retries a report the store refused", version="0.0.1")
@@ -47,7 +51,15 @@ async def retry_once(ctx: TaskContext) -> str:
 
 
 gates: dict[str, trio.Event] = {}
-"""Per-text events the ``wait_on_outage`` handler waits on after the store refused it."""
+"""Per-text events the gated handlers wait on after the store refused them."""
+at_gates: dict[str, trio.Event] = {}
+"""Per-text events a handler sets on reaching its gate (the read back over)."""
+
+
+async def wait_at_gate(text: str) -> None:
+    """Say that the handler has reached the gate named ``text``, then wait for it to open."""
+    at_gates[text].set()
+    await gates[text].wait()
 
 
 @retrying.skill()
@@ -58,7 +70,7 @@ async def wait_on_outage(ctx: TaskContext) -> str:
         await ctx.update("first try")
     except StoreUnavailableError as exc:
         outages[ctx.task_id] = str(exc)
-        await gates[ctx.text].wait()
+        await wait_at_gate(ctx.text)
     return "done"
 
 
@@ -104,6 +116,39 @@ class ReadsCancel(AnswerLost):
         for scope in cancel_on_refusal:
             scope.cancel()
         await super()._refuse_read(*args, **kwargs)
+
+
+async def ask_on_outage(ctx: TaskContext) -> str:
+    """Ask a question; when the store refuses it, note the error, wait at the gate named by
+    the text, then complete."""
+    try:
+        await ctx.ask("which one?")
+    except StoreUnavailableError as exc:
+        outages[ctx.task_id] = str(exc)
+        await wait_at_gate(ctx.text)
+    return "done"
+
+
+def gated_text(label: str) -> str:
+    """A fresh text naming a closed gate (see ``wait_at_gate``)."""
+    text = f"{label} {m.new_id()}"
+    gates[text] = trio.Event()
+    at_gates[text] = trio.Event()
+    return text
+
+
+@asynccontextmanager
+async def retrying_runtime(lost: AnswerLost) -> AsyncIterator[TaskRuntime]:
+    """A runtime of the ``retrying`` agent on ``lost``, running for the block."""
+    async with trio.open_nursery() as nursery:
+        runtime = TaskRuntime(retrying, lost, FAST)  # type: ignore[arg-type]
+        await nursery.start(runtime.run)
+        yield runtime
+        nursery.cancel_scope.cancel()
+
+
+def asking(update: TaskUpdate) -> bool:
+    return update.state is m.TaskState.INPUT_REQUIRED
 
 
 def first_try(update: TaskUpdate) -> bool:
@@ -239,22 +284,20 @@ async def test_a_lease_tick_after_a_report_in_doubt_keeps_the_job(store_url: str
     stored and keeps the job, whose stream then gets the report.  Before, the tick found the
     task at a version the job did not know and stopped the job as if another replica had
     taken the task."""
-    text = f"in doubt at a tick {m.new_id()}"
-    gates[text] = trio.Event()
-    async with open_store(store_url) as store, trio.open_nursery() as nursery:
+    text = gated_text("in doubt at a tick")
+    async with open_store(store_url) as store:
         lost = AnswerLost(store, lose=first_try, down_for=READ_BACK_TRIES)
-        runtime = TaskRuntime(retrying, lost, FAST)  # type: ignore[arg-type]
-        await nursery.start(runtime.run)
-        stream = await runtime.send_stream(ANONYMOUS, request(text, "wait_on_outage"))
-        with trio.fail_after(5):
-            await trio.testing.wait_all_tasks_blocked()  # the handler waits at its gate
-            assert await keep_leases(lost, list(runtime._jobs.values()))  # type: ignore[arg-type]
-            assert runtime.statistics().running_jobs == 1
-            gates[text].set()
-            streamed = [(entry.seq, entry.event) for entry in await read_all(stream)]
-        task = await runtime.get(ANONYMOUS, streamed[0][1].id, None)  # type: ignore[union-attr]
+        async with retrying_runtime(lost) as runtime:
+            stream = await runtime.send_stream(ANONYMOUS, request(text, "wait_on_outage"))
+            with trio.fail_after(5):
+                await at_gates[text].wait()
+                assert await keep_leases(lost, list(runtime._jobs.values()))  # type: ignore[arg-type]
+                assert runtime.statistics().running_jobs == 1
+                gates[text].set()
+                streamed = [(entry.seq, entry.event) for entry in await read_all(stream)]
+            task_id = streamed[0][1].id  # type: ignore[union-attr]
+            task = await runtime.get(ANONYMOUS, task_id, None)
         logged = list(await store.load_events(ANONYMOUS, task.id))
-        nursery.cancel_scope.cancel()
     assert outages[task.id] == LOST
     assert streamed == logged
     assert status_texts(logged) == ["first try", ""]
@@ -295,3 +338,71 @@ async def test_a_report_whose_read_back_is_cancelled_stays_in_doubt(store_url: s
     assert streamed == logged
     assert status_texts(logged) == ["first try", ""]
     assert task.status.state is m.TaskState.COMPLETED
+
+
+class TouchesSeen(AnswerLost):
+    """``AnswerLost`` noting the tasks of every batched lease touch (``touch_tasks``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.touched: list[set[TaskAtVersion]] = []
+
+    async def touch_tasks(self, tasks: Collection[TaskAtVersion]) -> set[TaskAtVersion]:
+        self.touched.append(set(tasks))
+        return await self.store.touch_tasks(tasks)
+
+
+async def test_a_lease_tick_reads_a_report_in_doubt_back_instead_of_touching_it_stale(
+    store_url: str,
+) -> None:
+    """The first report was stored, but the store could not be read back: at the next lease
+    tick the job's task is left out of the batched touch (the version the job knows is behind
+    the store's, so the touch could only miss), and the job reads it back and touches it alone.
+    Before, the batch touched it at the stale version first, for nothing."""
+    text = gated_text("left out of the batch")
+    async with open_store(store_url) as store:
+        lost = TouchesSeen(store, lose=first_try, down_for=READ_BACK_TRIES)
+        async with retrying_runtime(lost) as runtime:
+            sent = attrs.evolve(request(text, "wait_on_outage"), configuration=AT_ONCE)
+            await runtime.send(ANONYMOUS, sent)
+            with trio.fail_after(5):
+                await at_gates[text].wait()
+                (job,) = runtime._jobs.values()
+                version_in_doubt = job.version
+                assert await keep_leases(lost, [job])  # type: ignore[arg-type]
+            assert lost.touched == [set()]
+            assert job.version == version_in_doubt + 1  # read back: the report is the job's
+            assert runtime.statistics().running_jobs == 1
+            gates[text].set()
+
+
+async def test_a_follow_up_to_a_question_in_doubt_resumes_the_task(store_url: str) -> None:
+    """The handler's ``ctx.ask`` was stored, but the store could not be read back, so the
+    handler got ``StoreUnavailableError``; the client, who sees the task waiting for input,
+    answers.  The follow-up reads the question back first, finds it stored, and resumes the
+    task; the handler then completes it.  Before, the follow-up was turned away ("not waiting
+    for input"): the job still took its task for WORKING."""
+    text = gated_text("asked in doubt")
+    async with open_store(store_url) as store:
+        lost = AnswerLost(store, lose=asking, down_for=READ_BACK_TRIES)
+        async with retrying_runtime(lost) as runtime:
+            sent = attrs.evolve(request(text, "ask_on_outage"), configuration=AT_ONCE)
+            first = await runtime.send(ANONYMOUS, sent)
+            assert isinstance(first, m.Task)
+            with trio.fail_after(5):
+                await at_gates[text].wait()
+                answer = m.text_message("that one", task_id=first.id)
+                stream = await runtime.send_stream(ANONYMOUS, m.SendMessageRequest(answer))
+                gates[text].set()
+                head, *streamed = await read_all(stream)
+            task = await runtime.get(ANONYMOUS, first.id, None)
+        logged = list(await store.load_events(ANONYMOUS, first.id))
+    assert outages[first.id] == LOST
+    assert isinstance(head.event, m.Task)
+    assert head.event.status.state is m.TaskState.WORKING
+    assert [(entry.seq, entry.event) for entry in streamed] == logged[head.seq :]
+    assert [seq for seq, _event in logged] == list(range(1, len(logged) + 1))
+    assert status_texts(logged) == ["which one?", "", ""]  # asked, resumed, completed
+    assert task.status.state is m.TaskState.COMPLETED
+    replies = [message.parts for message in task.history if message.role is m.Role.USER]
+    assert replies[-1] == (m.TextPart("that one"),)
