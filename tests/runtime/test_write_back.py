@@ -118,6 +118,7 @@ class ReadsCancel(AnswerLost):
         await super()._refuse_read(*args, **kwargs)
 
 
+@retrying.skill()
 async def ask_on_outage(ctx: TaskContext) -> str:
     """Ask a question; when the store refuses it, note the error, wait at the gate named by
     the text, then complete."""
