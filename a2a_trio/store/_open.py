@@ -133,9 +133,12 @@ def _sqlite_url(url: str) -> tuple[str, Synchronous]:
     parts = urlsplit(url)
     query = parse_qs(parts.query, keep_blank_values=True)
     mode = query.pop("synchronous", ["full"])[-1].upper()
-    if parts.netloc or not parts.path.removeprefix("/") or query or mode not in ("FULL", "NORMAL"):
+    path = parts.path.removeprefix("/")
+    if parts.netloc or not path or query or mode not in ("FULL", "NORMAL"):
         raise ValueError(f"bad SQLite store URL {url!r}: use {ACCEPTED}")
-    return parts.path.removeprefix("/"), cast(Synchronous, mode)
+    if path == ":memory:":  # each pooled connection would get a database of its own
+        raise ValueError(f"bad SQLite store URL {url!r}: for tasks in memory, use \"memory\"")
+    return path, cast(Synchronous, mode)
 
 
 @asynccontextmanager

@@ -119,6 +119,16 @@ async def test_anything_else_is_a_clear_value_error(url: str) -> None:
             pass
 
 
+async def test_an_in_memory_sqlite_url_points_to_the_memory_store() -> None:
+    """Each of the store's SQLite connections would open a database of its own, so it used to
+    fail at its first call with "no such table"."""
+    with pytest.raises(
+        ValueError, match=r"'sqlite:///:memory:': for tasks in memory, use \"memory\""
+    ):
+        async with open_store("sqlite:///:memory:"):
+            pass
+
+
 @pytest.mark.parametrize("url", ["memory", "sqlite:///tasks.db", "tasks.db"])
 async def test_postgres_timeouts_for_another_store_are_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str
