@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import followers
 import leases
@@ -26,6 +28,9 @@ from loadbench.sse import SseParser
 from loadbench.stalls import Stalls, measure_stalls, stalls_over
 from loadbench.stats import percentile
 from loadbench.tasks import create_tasks, hold_metadata
+
+from a2a_trio.store import open_sqlite_store
+from a2a_trio.store._sql import Driver, Tx
 
 
 def test_chunked_response_split_anywhere() -> None:
@@ -135,3 +140,34 @@ async def test_purge_script_purges_a_backlog_in_its_batches(tmp_path: Path) -> N
     assert (row.backend, row.tasks, row.batch) == ("sqlite", 30, 10)
     assert 0 < row.longest_write_ms <= row.total_s * 1000
     assert "| sqlite | 30 | 10 |" in purge.table([row])
+
+
+class ProbeWritesWait:
+    """A SQL store's driver on which every write but ``purger``'s waits until cancelled, as
+    a probe's write queued behind a long transaction would."""
+
+    def __init__(self, driver: Driver, purger: trio.lowlevel.Task) -> None:
+        self.driver = driver
+        self.dialect = driver.dialect
+        self._purger = purger
+
+    async def write[T](self, fn: Callable[[Tx], T], *, one_statement: bool = False) -> T:
+        if trio.lowlevel.current_task() is not self._purger:
+            await trio.sleep_forever()
+        return await self.driver.write(fn, one_statement=one_statement)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.driver, name)
+
+
+async def test_purge_script_times_only_the_purges_own_writes(tmp_path: Path) -> None:
+    """The probe writes through the same store: its write, queued before the purge's clock
+    starts and given up after it stops, is not the purge's longest write.  Before, it was
+    reported as one, longer than the whole purge."""
+    path = str(tmp_path / "purge.db")
+    async with open_sqlite_store(path, retention=purge.RETENTION) as store:
+        await trio.to_thread.run_sync(purge.fill_sqlite, path, 10, 1)
+        store._driver = ProbeWritesWait(store._driver, trio.lowlevel.current_task())
+        total, longest_write, probe_wait = await purge.purge_with_probe(store, 10)
+    assert 0 < longest_write <= total
+    assert probe_wait == 0  # the probe's one write never finished

@@ -54,13 +54,16 @@ async def url() -> AsyncIterator[str]:
 
 @asynccontextmanager
 async def held(url: str, sql: str, *params: object) -> AsyncIterator[None]:
-    """``sql`` run in another connection's transaction, left open (its locks held) inside."""
+    """``sql`` run in another connection's transaction, left open (its locks held) inside,
+    and rolled back on the way out: a close alone does not wait for the server, whose session
+    may still hold the locks while the caller goes on (a purge then passes over the rows)."""
     conn = await trio.to_thread.run_sync(psycopg.connect, url)
     try:
         await trio.to_thread.run_sync(conn.execute, sql, params)
         yield
+        await trio.to_thread.run_sync(conn.rollback)
     finally:
-        await trio.to_thread.run_sync(conn.close)  # the transaction is rolled back
+        await trio.to_thread.run_sync(conn.close)
 
 
 def row_locked(url: str, task_id: str) -> AbstractAsyncContextManager[None]:
