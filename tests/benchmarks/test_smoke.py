@@ -83,8 +83,11 @@ async def test_harness_against_a2a_trio(tmp_path: Path) -> None:
     settings = Settings(quick=True, pinned=False, servers=(OURS,))
     async with open_servers((OURS,), settings, ServerOptions(keepalive=0.2)) as servers:
         port = servers[OURS].port
+        # a first, uncounted round: on a loaded machine the server's first requests can take
+        # longer than the counted window, which then holds none
+        await closed_loop(port, payloads.send_message, concurrency=4, warmup=0.1, duration=0.5)
         sent = await closed_loop(
-            port, payloads.send_message, concurrency=4, warmup=0.1, duration=0.5
+            port, payloads.send_message, concurrency=4, warmup=0.1, duration=1.0
         )
         assert sent.errors == 0, sent.error_sample
         assert sent.latencies
@@ -93,7 +96,7 @@ async def test_harness_against_a2a_trio(tmp_path: Path) -> None:
             payloads.send_streaming_message,
             concurrency=4,
             warmup=0.1,
-            duration=0.5,
+            duration=1.0,
             streaming=True,
         )
         assert streamed.errors == 0, streamed.error_sample
