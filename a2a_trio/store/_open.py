@@ -137,7 +137,7 @@ def _sqlite_url(url: str) -> tuple[str, Synchronous]:
     if parts.netloc or not path or query or mode not in ("FULL", "NORMAL"):
         raise ValueError(f"bad SQLite store URL {url!r}: use {ACCEPTED}")
     if path == ":memory:":  # each pooled connection would get a database of its own
-        raise ValueError(f"bad SQLite store URL {url!r}: for tasks in memory, use \"memory\"")
+        raise ValueError(f'bad SQLite store URL {url!r}: for tasks in memory, use "memory"')
     return path, cast(Synchronous, mode)
 
 
