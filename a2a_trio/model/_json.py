@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 type JsonValue = bool | int | float | str | list[JsonValue] | dict[str, JsonValue] | None
 type JsonObject = dict[str, JsonValue]
 
@@ -16,7 +18,7 @@ _INT_RANGE = range(-(2**63), 2**64)
 def json_problem(value: object) -> str | None:
     """Why ``value`` is not a plain JSON value that every wire form and store can carry, or
     ``None`` when it is one: objects with string keys, arrays, strings (no lone surrogates),
-    64-bit integers, floats, booleans and null, nested at most :data:`MAX_JSON_DEPTH` deep.
+    64-bit integers, finite floats, booleans and null, nested at most :data:`MAX_JSON_DEPTH` deep.
 
     Walks one level at a time, without recursion: cheap for the small, flat values metadata
     usually holds, and safe for hostile depth.
@@ -41,6 +43,8 @@ def json_problem(value: object) -> str | None:
             elif isinstance(item, int) and not isinstance(item, bool):
                 if item not in _INT_RANGE:
                     return f"integer {item} is beyond 64 bits"
+            elif isinstance(item, float) and not math.isfinite(item):
+                return f"{item} is not a JSON number (an encoder would write null)"
             elif not isinstance(item, float | bool | None):
                 return f"not a JSON value: {type(item).__name__}"
         if containers and depth >= MAX_JSON_DEPTH:

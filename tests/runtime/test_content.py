@@ -34,6 +34,8 @@ BAD_VALUES: list[Any] = [
     {"a": object()},
     {"deep": nested(70)},
     "lone \ud800 surrogate",
+    {"score": float("nan")},  # stored as null, and the read-back could not find its own write
+    [float("-inf")],
     m.DataPart({"k": {2: 3}}),
     m.TextPart("ok", metadata={"when": object()}),  # type: ignore[dict-item]
 ]
