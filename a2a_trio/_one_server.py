@@ -4,16 +4,19 @@ A server starting on a store takes the tasks it finds running for those of a cra
 and records them FAILED (or runs them again), so a second server on the file of a running one
 (``a2a-trio serve`` and ``hypercorn a2a_trio.app:app`` both default to ``./a2a_trio.db``) would
 end the first one's tasks under it.  Each holds an exclusive lock on ``FILE.lock`` while it
-serves; the operating system drops it when the process ends, however it ends.
+serves; the operating system drops it when the process ends, however it ends.  Servers given
+a ``recovery_lease`` are replicas that tell a crashed peer's tasks from a live one's by their
+leases, so they share a file without it.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 
+from .store import DEFAULT_RETENTION, Retention, TaskStore, open_store
 from .store._open import sqlite_path
 
 
@@ -43,3 +46,13 @@ def hold_store_alone(url: str) -> Iterator[None]:
                 " one, or give this one another store"
             ) from None
         yield
+
+
+@asynccontextmanager
+async def open_store_alone(
+    url: str, *, retention: Retention = DEFAULT_RETENTION
+) -> AsyncIterator[TaskStore]:
+    """``open_store(url)``, its SQLite file held for this server alone while it is open."""
+    with hold_store_alone(url):
+        async with open_store(url, retention=retention) as store:
+            yield store

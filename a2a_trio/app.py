@@ -56,7 +56,7 @@ def app_from_env(env: Mapping[str, str]) -> TrioOnly:
     config = _server_config(env)
     retention = _setting("A2A_TRIO_RETENTION", retention_from, env.get("A2A_TRIO_RETENTION"))
     url = env.get("A2A_TRIO_STORE") or DEFAULT_STORE
-    store = store_factory(url, retention=retention)
+    store = store_factory(url, retention=retention, alone=config.runtime.recovery_lease is None)
     _check_store(url, store)
     return TrioOnly(create_app(agent, store=store, config=config))
 

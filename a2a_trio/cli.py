@@ -518,7 +518,7 @@ def serve(
         logger.addHandler(handler)
     try:
         loaded = load_agent(agent)
-        factory = store_factory(store)
+        factory = store_factory(store, alone=recovery_lease is None)
     except ConfigError as exc:
         raise UsageProblem(str(exc)) from None
     try:

@@ -11,18 +11,16 @@ import sqlite3
 import sys
 import sysconfig
 import traceback
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from datetime import timedelta
 from functools import partial
 from pathlib import Path
 from types import ModuleType
 
-from ._one_server import StoreInUseError, hold_store_alone
+from ._one_server import StoreInUseError, open_store_alone
 from .errors import StoreError
 from .runtime import Agent
 from .server import StoreFactory
-from .store import DEFAULT_RETENTION, Retention, StoreSchemaError, TaskStore, open_store
+from .store import DEFAULT_RETENTION, Retention, StoreSchemaError, open_store
 
 DEFAULT_STORE = "sqlite:///a2a_trio.db"
 """Where a served agent keeps its tasks unless told otherwise (the hosted app and the CLI):
@@ -174,17 +172,15 @@ def _user_frame(exc: BaseException) -> tuple[str, int | None] | None:
     return (frames[-1].filename, frames[-1].lineno) if frames else None
 
 
-def store_factory(url: str, *, retention: Retention = DEFAULT_RETENTION) -> StoreFactory:
+def store_factory(
+    url: str, *, retention: Retention = DEFAULT_RETENTION, alone: bool = True
+) -> StoreFactory:
     """A store factory for the server from a store URL (``memory``, ``sqlite:///...``, ...);
-    a SQLite store is held for this server alone while it is open (see ``_one_server``)."""
-    return partial(_open_alone, url, retention)
-
-
-@asynccontextmanager
-async def _open_alone(url: str, retention: Retention) -> AsyncIterator[TaskStore]:
-    with hold_store_alone(url):
-        async with open_store(url, retention=retention) as store:
-            yield store
+    ``alone`` (a server without a recovery lease) holds a SQLite store for this server alone
+    while it is open (see ``_one_server``)."""
+    if alone:
+        return partial(open_store_alone, url, retention=retention)
+    return partial(open_store, url, retention=retention)
 
 
 def retention_from(seconds: str | None) -> Retention:

@@ -20,6 +20,7 @@ import trio
 from quart import Response, request
 from quart_trio import QuartTrio
 
+from .._one_server import open_store_alone
 from ..errors import (
     InternalError,
 )
@@ -42,11 +43,13 @@ type StoreFactory = Callable[[], AbstractAsyncContextManager[TaskStore]]
 """Opens the task store: a zero-argument callable returning an async context manager."""
 
 
-def store_factory_for(store: str | StoreFactory | None) -> StoreFactory:
+def store_factory_for(store: str | StoreFactory | None, *, alone: bool = True) -> StoreFactory:
     """The factory for a server's ``store=`` argument, refusing a bad one before serving.
 
     ``None`` is the in-memory store; a string is a store URL as ``open_store`` takes it
-    (``"memory"``, ``"sqlite:///tasks.db"``, ``"postgresql://..."``); a callable is used as is.
+    (``"memory"``, ``"sqlite:///tasks.db"``, ``"postgresql://..."``), a SQLite file held for
+    this server ``alone`` (one without a recovery lease: see ``_one_server``); a callable is
+    used as is.
 
     Raises:
         ValueError: the string names no store (the message lists the accepted forms).
@@ -57,7 +60,7 @@ def store_factory_for(store: str | StoreFactory | None) -> StoreFactory:
         return partial(open_store, "memory")
     if isinstance(store, str):
         check_store_url(store)
-        return partial(open_store, store)
+        return partial(open_store_alone, store) if alone else partial(open_store, store)
     if callable(store) and not isinstance(store, AbstractAsyncContextManager):
         return store  # (open_store(url)'s context manager is callable too: as a decorator)
     raise TypeError(
@@ -75,7 +78,7 @@ class A2AServer:
         self.agent = agent
         self.config = config
         self.cards = CardCache(agent, config)
-        self._open_store = store_factory_for(store)
+        self._open_store = store_factory_for(store, alone=config.runtime.recovery_lease is None)
         self._runtime: TaskRuntime | None = None
         self._handler: RequestHandler | None = None
         self._cancel = trio.CancelScope()

@@ -10,7 +10,7 @@ import httpx
 import pytest
 import trio
 
-from a2a_trio import serve
+from a2a_trio import RuntimeConfig, ServerConfig, serve
 from a2a_trio.store import MemoryTaskStore, open_store
 
 from . import agents
@@ -71,3 +71,43 @@ async def test_a_store_of_another_kind_is_refused_before_binding(store: object) 
     async with trio.open_nursery() as nursery:
         with pytest.raises(TypeError, match="store must be a store URL such as"):
             await nursery.start(partial(serve, agents.agent, port=0, store=store))
+
+
+async def test_a_second_server_on_a_sqlite_file_in_use_is_refused(tmp_path: Path) -> None:
+    """A server starting on a store records the tasks it finds running as a crashed server's,
+    so a second one on the file of a running one would end the first one's tasks under it;
+    it now stops at start-up, and the first serves on."""
+    url = f"sqlite:///{tmp_path / 'tasks.db'}"
+    async with trio.open_nursery() as nursery:
+        first = await nursery.start(partial(serve, agents.agent, port=0, store=url))
+        with pytest.raises(ExceptionGroup) as refused:
+            async with trio.open_nursery() as second:
+                await second.start(partial(serve, agents.agent, port=0, store=url))
+        in_use = refused.value.subgroup(  # hypercorn reports it as the lifespan's failure
+            lambda exc: (
+                "another a2a_trio server is serving from it" in str(exc)
+                and not isinstance(exc, ExceptionGroup)
+            )
+        )
+        assert in_use is not None, refused.value
+        _, got = await send_then_get(first, None)
+        assert got["result"]["status"]["state"] == "TASK_STATE_COMPLETED"  # type: ignore[index]
+        nursery.cancel_scope.cancel()
+    _, again = await serve_once(url, None)  # the file is free once the first one stopped
+    assert again["result"]["status"]["state"] == "TASK_STATE_COMPLETED"  # type: ignore[index]
+
+
+async def test_replicas_with_a_recovery_lease_share_a_sqlite_file(tmp_path: Path) -> None:
+    """With a lease each replica tells a crashed peer's tasks from a live one's, so they may
+    share the file (as tests/server/test_replicas.py runs them)."""
+    url = f"sqlite:///{tmp_path / 'tasks.db'}"
+    config = ServerConfig(runtime=RuntimeConfig(recovery_lease=5.0))
+    async with trio.open_nursery() as nursery:
+        urls = [
+            await nursery.start(partial(serve, agents.agent, port=0, store=url, config=config))
+            for _ in range(2)
+        ]
+        task_id, _ = await send_then_get(urls[0], None)
+        _, got = await send_then_get(urls[1], task_id)
+        assert got["result"]["status"]["state"] == "TASK_STATE_COMPLETED"  # type: ignore[index]
+        nursery.cancel_scope.cancel()
