@@ -11,8 +11,8 @@ leases, so they share a file without it.
 
 from __future__ import annotations
 
-import fcntl
 import os
+import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 
@@ -33,9 +33,13 @@ def hold_store_alone(url: str) -> Iterator[None]:
         OSError: the lock file cannot be created (no permission to write there).
     """
     path = sqlite_path(url)
-    if path is None or not os.path.isdir(os.path.dirname(path) or "."):
-        yield  # no file to share; in a missing directory, opening the store says so itself
+    if path is None or not os.path.isdir(os.path.dirname(path) or ".") or sys.platform == "win32":
+        # no file to share; in a missing directory, opening the store says so itself; Windows
+        # has no flock, so there one server per file is up to the operator
+        yield
         return
+    import fcntl  # POSIX only: importing it above would break the package on Windows
+
     lock = f"{path}.lock"
     with open(lock, "a") as held:
         try:
