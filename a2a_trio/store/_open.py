@@ -68,8 +68,8 @@ def check_store_url(url: str) -> None:
 def _backend(
     url: str, retention: Retention, postgres_timeouts: PostgresTimeouts | None
 ) -> AbstractAsyncContextManager[TaskStore]:
-    scheme = url.partition("://")[0] if "://" in url else ""
-    if scheme in ("postgresql", "postgres"):
+    scheme = _scheme(url)
+    if scheme in POSTGRES_SCHEMES:
         # psycopg loads only when it is used
         from ._pg_timeouts import DEFAULT_POSTGRES_TIMEOUTS
         from ._postgres import open_postgres_store
@@ -85,15 +85,28 @@ def _backend(
     return backend
 
 
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+
+
+def _scheme(url: str) -> str:
+    return url.partition("://")[0] if "://" in url else ""
+
+
 def _local_backend(
     url: str, scheme: str, retention: Retention
 ) -> AbstractAsyncContextManager[TaskStore]:
     """The memory or SQLite store ``url`` names."""
     if url == "memory":
         return _memory(retention)
+    path, synchronous = _sqlite_file(url, scheme)
+    return open_sqlite_store(path, retention=retention, synchronous=synchronous)
+
+
+def _sqlite_file(url: str, scheme: str) -> tuple[str, Synchronous]:
+    """The SQLite file ``url`` (not ``"memory"``) names, and how it commits; ``ValueError``
+    naming the accepted forms when it names none."""
     if scheme == "sqlite":
-        path, synchronous = _sqlite_url(url)
-        return open_sqlite_store(path, retention=retention, synchronous=synchronous)
+        return _sqlite_url(url)
     if not scheme and url.strip() and url != ":memory:":
         if _SCHEME_LIKE.match(url):
             raise ValueError(
@@ -106,7 +119,7 @@ def _local_backend(
                 " not a file path; write it as a postgresql://user:password@host:port/db URL"
                 f" (for a file of that name, write ./{url})"
             )
-        return open_sqlite_store(url, retention=retention)
+        return url, "FULL"
     raise ValueError(f"unknown task store {url!r}: use {ACCEPTED}")
 
 
@@ -120,13 +133,13 @@ _LIBPQ_KEYWORDS = re.compile(r"\s*(host|hostaddr|port|dbname|user|password|servi
 
 def sqlite_path(url: str) -> str | None:
     """The file of the SQLite store ``url`` names; None for another store or a bad URL."""
+    scheme = _scheme(url)
+    if url == "memory" or scheme in POSTGRES_SCHEMES:
+        return None
     try:
-        check_store_url(url)
+        return _sqlite_file(url, scheme)[0]
     except ValueError:
         return None
-    if url.startswith("sqlite://"):
-        return _sqlite_url(url)[0]
-    return None if url == "memory" or "://" in url else url
 
 
 def _sqlite_url(url: str) -> tuple[str, Synchronous]:
