@@ -48,7 +48,9 @@ class TaskContext:
 
     @property
     def history(self) -> tuple[m.Message, ...]:
-        return self.task.history if self._job else (self.message,)
+        if self._job is None:
+            return (self.message,)
+        return tuple(map(m.detached_content, self._job.task.history))  # not the artifacts too
 
     @property
     def text(self) -> str:
