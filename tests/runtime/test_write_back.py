@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import AsyncIterator, Collection
+from collections.abc import AsyncIterator, Awaitable, Collection
 from contextlib import asynccontextmanager
 from typing import Any, NoReturn
 
@@ -36,16 +36,24 @@ LOST = "the connection dropped before the commit's answer"
 
 retrying = Agent("retrying agent", "Retries a report the store refused", version="0.0.1")
 outages: dict[str, str] = {}
-"""Task id -> the error the ``retry_once`` handler's first report met."""
+"""Task id -> the error the handler's first report met."""
+
+
+async def refused(ctx: TaskContext, report: Awaitable[object]) -> bool:
+    """Await the handler's ``report``; whether the store refused it (the error noted in
+    ``outages``)."""
+    try:
+        await report
+    except StoreUnavailableError as exc:
+        outages[ctx.task_id] = str(exc)
+        return True
+    return False
 
 
 @retrying.skill(default=True)
 async def retry_once(ctx: TaskContext) -> str:
     """Report progress; when the store refuses the report, note the error and report again."""
-    try:
-        await ctx.update("first try")
-    except StoreUnavailableError as exc:
-        outages[ctx.task_id] = str(exc)
+    if await refused(ctx, ctx.update("first try")):
         await ctx.update("second try")
     return "done"
 
@@ -66,10 +74,7 @@ async def wait_at_gate(text: str) -> None:
 async def wait_on_outage(ctx: TaskContext) -> str:
     """Report progress; when the store refuses the report, note the error, wait at the gate
     named by the text, then complete."""
-    try:
-        await ctx.update("first try")
-    except StoreUnavailableError as exc:
-        outages[ctx.task_id] = str(exc)
+    if await refused(ctx, ctx.update("first try")):
         await wait_at_gate(ctx.text)
     return "done"
 
@@ -78,10 +83,7 @@ async def wait_on_outage(ctx: TaskContext) -> str:
 async def change_while_writing(ctx: TaskContext) -> str:
     """Report progress (the store refuses it), then emit an artifact whose value a sibling task
     changes as soon as everything waits: while the job reads the doubtful report back."""
-    try:
-        await ctx.update("first try")
-    except StoreUnavailableError as exc:
-        outages[ctx.task_id] = str(exc)
+    await refused(ctx, ctx.update("first try"))
     value: m.JsonObject = {"value": "as handed over"}
 
     async def change_meanwhile() -> None:
@@ -122,10 +124,7 @@ class ReadsCancel(AnswerLost):
 async def ask_on_outage(ctx: TaskContext) -> str:
     """Ask a question; when the store refuses it, note the error, wait at the gate named by
     the text, then complete."""
-    try:
-        await ctx.ask("which one?")
-    except StoreUnavailableError as exc:
-        outages[ctx.task_id] = str(exc)
+    if await refused(ctx, ctx.ask("which one?")):
         await wait_at_gate(ctx.text)
     return "done"
 
