@@ -126,6 +126,11 @@ BAD_SETTINGS = [
         id="store-unknown",
     ),
     pytest.param(
+        {"A2A_TRIO_STORE": "memroy"},
+        "error: A2A_TRIO_STORE: unknown task store 'memroy': did you mean \"memory\"?",
+        id="store-misspelled-memory",
+    ),
+    pytest.param(
         {"A2A_TRIO_STORE": "sqlite:///no/such/directory/tasks.db"},
         "error: A2A_TRIO_STORE='sqlite:///no/such/directory/tasks.db': cannot open the task"
         " store: unable to open database file",

@@ -6,6 +6,7 @@ expired terminal tasks runs in the context's own nursery every ``Retention.purge
 
 from __future__ import annotations
 
+import difflib
 import logging
 import re
 from collections.abc import AsyncIterator
@@ -119,8 +120,21 @@ def _sqlite_file(url: str, scheme: str) -> tuple[str, Synchronous]:
                 " not a file path; write it as a postgresql://user:password@host:port/db URL"
                 f" (for a file of that name, write ./{url})"
             )
+        _refuse_misspelled_memory(url)
         return url, "FULL"
     raise ValueError(f"unknown task store {url!r}: use {ACCEPTED}")
+
+
+def _refuse_misspelled_memory(url: str) -> None:
+    """A bare word close to ``memory`` (``memroy``, ``Memory``) is a typo, not a SQLite file to
+    create under that name; a path with a directory or an extension is meant as one."""
+    if "/" in url or "\\" in url or "." in url:
+        return
+    if difflib.get_close_matches(url.strip().lower(), ["memory"], n=1, cutoff=0.75):
+        raise ValueError(
+            f'unknown task store {url!r}: did you mean "memory"? For a SQLite file, give a path'
+            f" such as ./{url}.db"
+        )
 
 
 _SCHEME_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")

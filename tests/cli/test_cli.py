@@ -357,6 +357,19 @@ def test_a_second_server_on_the_same_sqlite_file_is_refused(tmp_path: Path) -> N
         pass
 
 
+def test_serve_refuses_a_misspelled_memory_store(tmp_path: Path) -> None:
+    """``--store memroy`` served from a SQLite file named ``memroy``, created in the working
+    directory; a path meant as a file still serves."""
+    result = run("serve", "a2a_trio.demo:agent", "--port", "0", "--store", "memroy", cwd=tmp_path)
+    assert_one_line_error(
+        result,
+        1,
+        "error: unknown task store 'memroy': did you mean \"memory\"? For a SQLite file, give a"
+        " path such as ./memroy.db\n",
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_serve_failures_are_one_line(
     tmp_path: Path, unused_port: int, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -55,7 +55,7 @@ async def test_memory_stores_forget_tasks_with_their_server(store: object) -> No
     assert again["error"]["code"] == -32001  # type: ignore[index]  # TaskNotFoundError
 
 
-@pytest.mark.parametrize("url", ["redis://localhost", "sqlite://host/x.db", ""])
+@pytest.mark.parametrize("url", ["redis://localhost", "sqlite://host/x.db", "", "memroy"])
 async def test_an_unknown_store_url_is_refused_before_binding(url: str) -> None:
     async with trio.open_nursery() as nursery:
         with pytest.raises(ValueError, match=r"unknown task store|bad SQLite store URL"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 from contextlib import closing
 from pathlib import Path
@@ -145,3 +146,30 @@ async def test_a_bad_url_is_named_before_misplaced_postgres_timeouts() -> None:
     with pytest.raises(ValueError, match=r'unknown task store .*"memory"'):
         async with open_store("mysql://host/db", postgres_timeouts=PostgresTimeouts()):
             pass
+
+
+@pytest.mark.parametrize("url", ["memroy", "memry", "mmory", "Memory", "MEMORY", "memoyr"])
+async def test_a_misspelled_memory_is_refused_not_opened_as_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str
+) -> None:
+    """It became a SQLite file of that name in the working directory: the typo kept the
+    tasks the user meant to throw away, and nothing said so."""
+    monkeypatch.chdir(tmp_path)
+    said = f'unknown task store {url!r}: did you mean "memory"? For a SQLite file, give a path'
+    with pytest.raises(ValueError, match=re.escape(f"{said} such as ./{url}.db")):
+        check_store_url(url)
+    with pytest.raises(ValueError, match=re.escape(said)):
+        async with open_store(url):
+            pass
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("url", ["./memroy", "memroy.db", "data/memroy", "tasks", "mem"])
+async def test_a_file_meant_as_one_near_memory_still_opens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()
+    async with open_store(url) as store:
+        assert isinstance(store, SqlTaskStore)
+    assert (tmp_path / url).exists()
