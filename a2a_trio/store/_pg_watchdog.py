@@ -31,6 +31,8 @@ from typing import Any
 import psycopg
 import trio
 
+from ..errors import StoreUnavailableError
+
 
 class CallWatch:
     """One call as the watchdog sees it: its connection's socket while the call holds the
@@ -45,8 +47,20 @@ class CallWatch:
 
     @contextmanager
     def holding(self, conn: psycopg.Connection[Any]) -> Iterator[None]:
-        """Thread side: the call holds ``conn`` inside, where the watchdog may shut it down."""
-        duplicate = os.dup(conn.pgconn.socket)
+        """Thread side: the call holds ``conn`` inside, where the watchdog may shut it down.
+
+        Raises ``StoreUnavailableError`` when the socket cannot be duplicated (the process ran
+        out of file descriptors), before the call sends anything: as every store failure, a
+        call that wrote nothing and may succeed later.  Running it unwatched instead would let
+        a stopped server hold the call, its thread and its connection for good, just when the
+        process is short of resources.
+        """
+        try:
+            duplicate = os.dup(conn.pgconn.socket)
+        except OSError as exc:
+            raise StoreUnavailableError(
+                f"the PostgreSQL store is unavailable: cannot watch the call's connection: {exc}"
+            ) from exc
         with self._lock:
             self._descriptor = duplicate
             self._since = time.monotonic()

@@ -6,15 +6,20 @@ everything for the stopped process and the call waited until it ran again.
 
 The tests stop a real backend of the test server with SIGSTOP (as root, on this host), and always
 resume it; a safety net resumes it after ``THAW_AFTER`` seconds whatever happens, so a call the
-watchdog does not cut off fails its test (too slow, or no error) instead of hanging it."""
+watchdog does not cut off fails its test (too slow, or no error) instead of hanging it.
+
+The watchdog's duplicate of a call's socket needs a file descriptor; the tests that run out of
+them do so for real, lowering this process's soft limit and filling the table below it."""
 
 from __future__ import annotations
 
+import errno
 import os
+import resource
 import signal
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, suppress
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
 from functools import partial
 from pathlib import Path
 
@@ -211,4 +216,64 @@ async def test_a_client_is_told_the_store_is_unavailable_while_the_server_is_sto
     assert answer.json()["error"]["code"] == -32603
     assert answer.json()["error"]["message"] == UNAVAILABLE
     assert "Traceback" not in answer.text
+    assert again.json()["result"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+@contextmanager
+def no_descriptor_left() -> Iterator[None]:
+    """This process cannot open another file descriptor inside: its soft limit lowered to a few
+    above the highest one open, and the free ones below filled; all given back on the way
+    out."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    highest = max(int(fd) for fd in os.listdir("/proc/self/fd"))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (highest + 16, hard))
+    fillers: list[int] = []
+    try:
+        while True:
+            try:
+                fillers.append(os.open(os.devnull, os.O_RDONLY))
+            except OSError as exc:
+                if exc.errno != errno.EMFILE:
+                    raise
+                break
+        yield
+    finally:
+        for fd in fillers:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+OUT_OF_DESCRIPTORS = "cannot watch the call's connection: [Errno 24] Too many open files"
+
+
+async def test_a_call_without_a_descriptor_left_is_store_unavailable(url: str) -> None:
+    """The watchdog's duplicate of the connection's socket raised a bare OSError (EMFILE), which
+    no caller expects from a store; the call now fails as every store failure does, and the
+    store works again once descriptors are free."""
+    async with open_postgres_store(url, pool_size=1) as store:
+        task = (await store.create_task(ANONYMOUS, m.new_task(m.text_message("hi")))).task
+        with no_descriptor_left(), pytest.raises(StoreUnavailableError) as refused:
+            await store.load_task(ANONYMOUS, task.id)
+        assert str(refused.value).endswith(OUT_OF_DESCRIPTORS)
+        loaded = await store.load_task(ANONYMOUS, task.id)
+        assert loaded is not None
+        assert loaded.task == task
+
+
+async def test_a_client_is_told_the_store_is_unavailable_when_descriptors_run_out(
+    url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Through a real server, on a connection it accepted before: JSON-RPC's -32603 saying the
+    store is unavailable, the OSError's words left in the server's log (before: the unexpected
+    error's answer)."""
+    store = partial(open_postgres_store, url, pool_size=1)
+    async with serving_one_task(store) as (_, http, task_id):
+        get = rpc("GetTask", {"id": task_id})
+        with no_descriptor_left():
+            answer = await http.post("/", json=get)
+        again = await http.post("/", json=get)
+    assert answer.json()["error"]["code"] == -32603
+    assert answer.json()["error"]["message"] == UNAVAILABLE
+    assert "Errno" not in answer.text
+    assert caplog.text.count(OUT_OF_DESCRIPTORS) == 1
     assert again.json()["result"]["status"]["state"] == "TASK_STATE_COMPLETED"
