@@ -49,7 +49,6 @@ from ..errors import (
 )
 from ..store import (
     DEFAULT_PAGE_SIZE,
-    MAX_PAGE_SIZE,
     ArtifactWrite,
     CallerScope,
     StoredTask,
@@ -58,6 +57,8 @@ from ..store import (
     TaskStore,
     TaskUpdate,
     apply_update,
+    check_history_length,
+    check_query,
     trim_task,
 )
 from ._agent import Agent, Skill
@@ -261,18 +262,12 @@ class TaskRuntime:
 
     async def get(self, scope: CallerScope, task_id: str, history_length: int | None) -> m.Task:
         """GetTask."""
-        _check_history_length(history_length)
+        _check_history_length(history_length, under="$.params")
         return (await self._load(scope, task_id, history_length=history_length)).task
 
     async def list(self, scope: CallerScope, request: m.ListTasksRequest) -> TaskPage:
-        """ListTasks, with the page size bounds of A2A v1.0 §3.1.4."""
-        _check_history_length(request.history_length)
+        """ListTasks, with the page size bounds of A2A v1.0 §3.1.4 (``check_query``'s)."""
         size = DEFAULT_PAGE_SIZE if request.page_size is None else request.page_size
-        if not 1 <= size <= MAX_PAGE_SIZE:
-            raise InvalidParamsError(
-                Phrase.of(FIELD, f" must be between 1 and {MAX_PAGE_SIZE}"),
-                path="$.params.pageSize",
-            )
         query = TaskQuery(
             context_id=request.context_id,
             status=request.status,
@@ -283,6 +278,7 @@ class TaskRuntime:
             include_artifacts=bool(request.include_artifacts),
         )
         try:
+            check_query(query)  # here, not only in the store: a custom store may not check
             return await self.store.list_tasks(scope, query)
         except InvalidParamsError as exc:  # the store's paths are relative to the query
             raise exc.under("$.params") from None
@@ -495,7 +491,7 @@ class TaskRuntime:
         _check_user_message(message)
         if request.configuration is not None:
             _check_history_length(
-                request.configuration.history_length, "$.params.configuration.historyLength"
+                request.configuration.history_length, under="$.params.configuration"
             )
         if not self._accepting or self._nursery is None:
             raise UnsupportedOperationError("The server is shutting down; try again shortly")
@@ -916,9 +912,12 @@ def _check_user_message(message: m.Message) -> None:
         raise InvalidParamsError("a message needs at least one part", path="$.params.message.parts")
 
 
-def _check_history_length(history_length: int | None, path: str = "$.params.historyLength") -> None:
-    if history_length is not None and history_length < 0:
-        raise InvalidParamsError(Phrase.of(FIELD, " must not be negative"), path=path)
+def _check_history_length(history_length: int | None, *, under: str) -> None:
+    """The store's check of ``historyLength``, its path rooted where the request carries it."""
+    try:
+        check_history_length(history_length)
+    except InvalidParamsError as exc:
+        raise exc.under(under) from None
 
 
 def _check_sent(after: int, last_seq: int, task_id: str) -> None:

@@ -21,6 +21,8 @@ from ._base import (
     TaskStore,
     TaskUpdate,
     apply_update,
+    check_history_length,
+    check_query,
     detached_update,
     trim_task,
 )
@@ -55,6 +57,8 @@ __all__ = [
     "TaskStore",
     "TaskUpdate",
     "apply_update",
+    "check_history_length",
+    "check_query",
     "check_store_url",
     "detached_update",
     "open_postgres_store",

@@ -330,13 +330,24 @@ class TaskStore(Protocol):
 
 
 def check_query(query: TaskQuery) -> None:
-    """Refuse ListTasks options outside the spec's bounds with a spec-shaped error."""
+    """Refuse ListTasks options outside the spec's bounds, the paths relative to the query.
+
+    The one owner of these bounds: the runtime checks a client's query with it before any
+    store sees the query (so every binding words the refusal alike, and a custom store need
+    not), and the stores check again for callers that use them directly.
+    """
     if not 1 <= query.page_size <= MAX_PAGE_SIZE:
         raise InvalidParamsError(
             Phrase.of(FIELD, f" must be between 1 and {MAX_PAGE_SIZE}, got {query.page_size}"),
             path="$.pageSize",
         )
-    if query.history_length is not None and query.history_length < 0:
+    check_history_length(query.history_length)
+
+
+def check_history_length(history_length: int | None) -> None:
+    """Refuse a negative ``historyLength`` (path ``$.historyLength``: a caller whose field sits
+    elsewhere, as a send's configuration, re-roots it)."""
+    if history_length is not None and history_length < 0:
         raise InvalidParamsError(Phrase.of(FIELD, " must not be negative"), path="$.historyLength")
 
 

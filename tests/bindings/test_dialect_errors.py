@@ -317,3 +317,82 @@ async def test_a_reason_names_the_field_as_the_v03_rest_client_sent_it(
     assert error_message(response).startswith(
         f"$.request.context_id: context_id 'c' does not match task {task_id}'s context "
     )
+
+
+PAGE_SIZE = "pageSize must be between 1 and 100, got {}"
+HISTORY = "historyLength must not be negative"
+V1_SEND = {"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "x"}]}}
+V03_SEND = {"message": {"messageId": "m", "role": "user", "parts": [{"kind": "text", "text": "x"}]}}
+NO_HISTORY = {"configuration": {"historyLength": -1}}
+
+
+@pytest.mark.parametrize(
+    ("call", "said"),
+    [
+        (
+            ("POST", "/", V1_HEADERS, rpc("ListTasks", {"pageSize": 0})),
+            "$.params.pageSize: " + PAGE_SIZE.format(0),
+        ),
+        (
+            ("GET", "/tasks?pageSize=101", V1_HEADERS, None),
+            "$.query.pageSize: " + PAGE_SIZE.format(101),
+        ),
+        (
+            ("POST", "/", {}, rpc("tasks/list", {"pageSize": 0})),
+            "$.params.pageSize: " + PAGE_SIZE.format(0),
+        ),
+        (("GET", "/v1/tasks?pageSize=0", {}, None), "$.query.pageSize: " + PAGE_SIZE.format(0)),
+        (
+            ("POST", "/", V1_HEADERS, rpc("ListTasks", {"historyLength": -1})),
+            f"$.params.historyLength: {HISTORY}",
+        ),
+        (("GET", "/v1/tasks?historyLength=-1", {}, None), f"$.query.historyLength: {HISTORY}"),
+        (
+            ("POST", "/", V1_HEADERS, rpc("GetTask", {"id": "t", "historyLength": -1})),
+            f"$.params.historyLength: {HISTORY}",
+        ),
+        (
+            ("GET", "/tasks/t?historyLength=-1", V1_HEADERS, None),
+            f"$.query.historyLength: {HISTORY}",
+        ),
+        (
+            ("POST", "/", {}, rpc("tasks/get", {"id": "t", "historyLength": -1})),
+            f"$.params.historyLength: {HISTORY}",
+        ),
+        (("GET", "/v1/tasks/t?historyLength=-1", {}, None), f"$.query.historyLength: {HISTORY}"),
+        (
+            ("POST", "/", V1_HEADERS, rpc("SendMessage", V1_SEND | NO_HISTORY)),
+            f"$.params.configuration.historyLength: {HISTORY}",
+        ),
+        (
+            ("POST", "/message:send", V1_HEADERS, V1_SEND | NO_HISTORY),
+            f"$.configuration.historyLength: {HISTORY}",
+        ),
+        (
+            ("POST", "/", {}, rpc("message/send", V03_SEND | NO_HISTORY)),
+            f"$.params.configuration.historyLength: {HISTORY}",
+        ),
+    ],
+    ids=[
+        "ListTasks pageSize, v1.0 JSON-RPC",
+        "ListTasks pageSize, v1.0 HTTP+JSON",
+        "ListTasks pageSize, v0.3 JSON-RPC",
+        "ListTasks pageSize, v0.3 HTTP+JSON",
+        "ListTasks historyLength, v1.0 JSON-RPC",
+        "ListTasks historyLength, v0.3 HTTP+JSON",
+        "GetTask historyLength, v1.0 JSON-RPC",
+        "GetTask historyLength, v1.0 HTTP+JSON",
+        "GetTask historyLength, v0.3 JSON-RPC",
+        "GetTask historyLength, v0.3 HTTP+JSON",
+        "SendMessage historyLength, v1.0 JSON-RPC",
+        "SendMessage historyLength, v1.0 HTTP+JSON",
+        "SendMessage historyLength, v0.3 JSON-RPC",
+    ],
+)
+async def test_a_range_refusal_has_one_wording_at_the_clients_path(
+    http: httpx.AsyncClient, call: Call, said: str
+) -> None:
+    """The store's bounds (``check_query``, ``check_history_length``) word every refusal, at
+    the field as each binding's client sent it (the legacy dialect carries neither field).
+    Before: the runtime had its own page size check, whose refusal left out the size given."""
+    assert await refused(http, call) == said
