@@ -12,6 +12,7 @@ from contextlib import contextmanager
 
 import trio
 from quart import Request
+from quart.wrappers.base import ClientDisconnectedError
 
 from ..errors import InvalidRequestError
 
@@ -50,16 +51,22 @@ def body_deadline(timeout: float) -> Iterator[None]:
 async def read_body(request: Request, limit: int) -> bytes:
     """The whole body, or ``BodyTooLargeError`` as soon as more than ``limit`` bytes arrived.
 
-    No deadline of its own: callers bound it with :func:`body_deadline`.
+    No deadline of its own: callers bound it with :func:`body_deadline`.  A client that
+    disconnects before its body is complete cancels the request (quart-trio has cancelled its
+    scope by then), which is no failure to answer or log.
     """
     declared = request.content_length
     if declared is not None and declared > limit:
         raise BodyTooLargeError(limit)
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.body:
-        size += len(chunk)
-        if size > limit:
-            raise BodyTooLargeError(limit)
-        chunks.append(chunk)
+    try:
+        async for chunk in request.body:
+            size += len(chunk)
+            if size > limit:
+                raise BodyTooLargeError(limit)
+            chunks.append(chunk)
+    except ClientDisconnectedError:
+        await trio.lowlevel.checkpoint()  # raises the request's cancellation
+        raise
     return b"".join(chunks)

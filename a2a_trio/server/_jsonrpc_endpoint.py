@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 import trio
+from quart.wrappers.base import ClientDisconnectedError
 
 from ..errors import (
     A2AError,
@@ -219,7 +221,11 @@ class JsonRpcEndpoint:
 
     async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] != self.path:
-            await self.fallback(scope, receive, send)
+            # Quart raises this (in its nursery's group) when an answer is ready only after its
+            # client has gone, from a wait no cancellation reaches (a store call in a thread):
+            # nothing failed, and there is nobody to tell.
+            with suppress(ClientDisconnectedError):
+                await self.fallback(scope, receive, send)
         elif scope["method"] == "POST":
             await self._handle(scope, receive, send)
         else:  # JSON, like every other refusal here, not the fallback's 404 page

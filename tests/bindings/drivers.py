@@ -81,16 +81,30 @@ def _message(text: str, skill: str, task_id: str | None) -> m.Message:
     )
 
 
-async def _sse_data(response: httpx.Response, ready: Callable[[], None] | None) -> list[Any]:
+type Numbered = tuple[int, m.StreamEvent]
+"""A stream event with its SSE ``id:`` (the task's event sequence number)."""
+
+
+async def _sse_frames(
+    response: httpx.Response, ready: Callable[[], None] | None, limit: int | None = None
+) -> list[tuple[str, Any]]:
+    """The (id, parsed data) frames of an event stream; after ``limit`` frames the caller
+    leaves the response unread, which closes its connection mid-stream."""
     decoder = SSEDecoder()
-    found: list[Any] = []
+    found: list[tuple[str, Any]] = []
     async with aclosing(response.aiter_bytes()) as chunks:
         async for chunk in chunks:
             for event in decoder.feed(chunk):
-                found.append(orjson.loads(event.data))
+                found.append((event.id, orjson.loads(event.data)))
                 if ready is not None and len(found) == 1:
                     ready()
+                if len(found) == limit:
+                    return found
     return found
+
+
+def _events(numbered: list[Numbered]) -> list[m.StreamEvent]:
+    return [event for _, event in numbered]
 
 
 class Driver:
@@ -110,6 +124,17 @@ class Driver:
         raise NotImplementedError
 
     async def stream(self, skill: str, text: str) -> tuple[list[str], Outcome]:
+        return events_outcome(_events(await self.stream_numbered(skill, text)))
+
+    async def stream_numbered(
+        self, skill: str, text: str, *, limit: int | None = None
+    ) -> list[Numbered]:
+        """SendStreamingMessage's events with their ids; with ``limit``, the connection is
+        closed after that many."""
+        raise NotImplementedError
+
+    async def subscribe_numbered(self, task_id: str, *, limit: int | None = None) -> list[Numbered]:
+        """SubscribeToTask's events with their ids, as :meth:`stream_numbered`."""
         raise NotImplementedError
 
     async def get(self, task_id: str) -> Outcome:
@@ -140,15 +165,19 @@ class JsonRpcDriver(Driver):
         return body["result"]
 
     async def _stream(
-        self, method: str, params: Any, ready: Callable[[], None] | None = None
-    ) -> list[m.StreamEvent]:
+        self,
+        method: str,
+        params: Any,
+        ready: Callable[[], None] | None = None,
+        limit: int | None = None,
+    ) -> list[Numbered]:
         envelope = {"jsonrpc": "2.0", "id": 1, "method": self.methods[method], "params": params}
         async with self.http.stream("POST", "/", json=envelope, headers=self.headers) as response:
             if not response.headers["content-type"].startswith("text/event-stream"):
                 body = orjson.loads(await response.aread())
                 raise CallFailed(_kind(body["error"]["code"]), response.status_code, body)
-            frames = await _sse_data(response, ready)
-        return [self.event(frame["result"]) for frame in frames]
+            frames = await _sse_frames(response, ready, limit)
+        return [(int(seq), self.event(frame["result"])) for seq, frame in frames]
 
     def event(self, result: Any) -> m.StreamEvent:
         raise NotImplementedError
@@ -169,9 +198,14 @@ class JsonRpcDriver(Driver):
         result = await self._call("send", self.send_params(_message(text, skill, None), True))
         return str(result["id"] if "id" in result else result["task"]["id"])
 
-    async def stream(self, skill: str, text: str) -> tuple[list[str], Outcome]:
-        events = await self._stream("stream", self.send_params(_message(text, skill, None), False))
-        return events_outcome(events)
+    async def stream_numbered(
+        self, skill: str, text: str, *, limit: int | None = None
+    ) -> list[Numbered]:
+        params = self.send_params(_message(text, skill, None), False)
+        return await self._stream("stream", params, limit=limit)
+
+    async def subscribe_numbered(self, task_id: str, *, limit: int | None = None) -> list[Numbered]:
+        return await self._stream("subscribe", {"id": task_id}, limit=limit)
 
     async def get(self, task_id: str) -> Outcome:
         return task_outcome(self.task(await self._call("get", {"id": task_id})))
@@ -180,7 +214,7 @@ class JsonRpcDriver(Driver):
         return task_outcome(self.task(await self._call("cancel", {"id": task_id})))
 
     async def subscribe(self, task_id: str, ready: Callable[[], None]) -> Outcome:
-        return events_outcome(await self._stream("subscribe", {"id": task_id}, ready))[1]
+        return events_outcome(_events(await self._stream("subscribe", {"id": task_id}, ready)))[1]
 
     async def list(self) -> set[str]:
         result = await self._call("list", {})
@@ -248,16 +282,20 @@ class RestDriver(Driver):
         return response.json()
 
     async def _stream(
-        self, path: str, body: Any, ready: Callable[[], None] | None = None
-    ) -> list[m.StreamEvent]:
+        self,
+        path: str,
+        body: Any,
+        ready: Callable[[], None] | None = None,
+        limit: int | None = None,
+    ) -> list[Numbered]:
         async with self.http.stream(
             "POST", self.prefix + path, json=body, headers=self.headers
         ) as response:
             if response.status_code >= 400:
                 error = orjson.loads(await response.aread())
                 raise CallFailed(_rest_kind(error), response.status_code, error)
-            frames = await _sse_data(response, ready)
-        return [self.event(frame) for frame in frames]
+            frames = await _sse_frames(response, ready, limit)
+        return [(int(seq), self.event(frame)) for seq, frame in frames]
 
     def event(self, frame: Any) -> m.StreamEvent:
         raise NotImplementedError
@@ -284,10 +322,14 @@ class RestDriver(Driver):
         result = await self._call("POST", "/message:send", self._request(skill, text, None, True))
         return str(result["task"]["id"])
 
-    async def stream(self, skill: str, text: str) -> tuple[list[str], Outcome]:
-        return events_outcome(
-            await self._stream("/message:stream", self._request(skill, text, None, False))
-        )
+    async def stream_numbered(
+        self, skill: str, text: str, *, limit: int | None = None
+    ) -> list[Numbered]:
+        body = self._request(skill, text, None, False)
+        return await self._stream("/message:stream", body, limit=limit)
+
+    async def subscribe_numbered(self, task_id: str, *, limit: int | None = None) -> list[Numbered]:
+        return await self._stream(f"/tasks/{task_id}:subscribe", None, limit=limit)
 
     async def get(self, task_id: str) -> Outcome:
         return task_outcome(self.task(await self._call("GET", f"/tasks/{task_id}")))
@@ -296,7 +338,8 @@ class RestDriver(Driver):
         return task_outcome(self.task(await self._call("POST", f"/tasks/{task_id}:cancel")))
 
     async def subscribe(self, task_id: str, ready: Callable[[], None]) -> Outcome:
-        return events_outcome(await self._stream(f"/tasks/{task_id}:subscribe", None, ready))[1]
+        path = f"/tasks/{task_id}:subscribe"
+        return events_outcome(_events(await self._stream(path, None, ready)))[1]
 
     async def list(self) -> set[str]:
         return {task["id"] for task in (await self._call("GET", "/tasks"))["tasks"]}
@@ -389,7 +432,7 @@ class Legacy(Driver):
             if not response.headers["content-type"].startswith("text/event-stream"):
                 body = orjson.loads(await response.aread())
                 raise CallFailed(_kind(body["error"]["code"]), response.status_code, body)
-            frames = await _sse_data(response, ready)
+            frames = [data for _, data in await _sse_frames(response, ready)]
         assert all(frame["id"] == 9 for frame in frames)
         return [frame["result"] for frame in frames]
 
