@@ -41,7 +41,13 @@ from .loading import (
     retention_from,
     store_factory,
 )
-from .server import ServerConfig, StoreFactory, create_app, tune_gc_for_streams
+from .server import (
+    ServerConfig,
+    StoreFactory,
+    create_app,
+    raise_open_file_limit,
+    tune_gc_for_streams,
+)
 
 DEFAULT_AGENT = "a2a_trio.demo:agent"
 
@@ -132,4 +138,6 @@ try:
     app = app_from_env(os.environ)
 except ConfigError as exc:
     raise SystemExit("error: " + " ".join(str(exc).split())) from None  # one line, status 1
-tune_gc_for_streams()  # this module is the process's entry point (see server/_gc.py)
+# this module is the process's entry point (see server/_gc.py, server/_open_files.py)
+tune_gc_for_streams()
+raise_open_file_limit()

@@ -502,7 +502,7 @@ def serve(
     signal stops at once)."""
     from .loading import ConfigError, StoreOpenError, check_store, load_agent, store_factory
     from .runtime import RuntimeConfig
-    from .server import ServerConfig, tune_gc_for_streams
+    from .server import ServerConfig, raise_open_file_limit, tune_gc_for_streams
     from .server import serve as serve_agent
 
     level = logging.getLevelName(log_level.upper())
@@ -516,6 +516,7 @@ def serve(
         handler = logging.StreamHandler()
         handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
         logger.addHandler(handler)
+    raise_open_file_limit()  # this command owns the process, as it owns its collector
     try:
         loaded = load_agent(agent)
         factory = store_factory(store, alone=recovery_lease is None)

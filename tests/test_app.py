@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 import trio
+from open_files import CONNECTIONS, answered_together, with_soft_limit
 
 HYPERCORN = str(Path(sys.executable).with_name("hypercorn"))
 TRIO_APP = [HYPERCORN, "-k", "trio", "--bind", "127.0.0.1:0", "a2a_trio.app:app"]
@@ -46,6 +47,20 @@ async def test_trio_worker_serves_the_demo_agent() -> None:
             task = reply.json()["result"]["task"]
             assert task["status"]["state"] == "TASK_STATE_COMPLETED"
             assert task["artifacts"][0]["parts"] == [{"text": "yo"}]
+    finally:
+        proc.terminate()
+        with trio.fail_after(10):
+            await proc.wait()
+
+
+async def test_the_app_raises_its_open_file_limit_and_holds_more_connections() -> None:
+    """hypercorn started with a soft limit of 128 open files: the worker serving
+    ``a2a_trio.app`` raises its own to the hard limit, so it answers 300 connections held open
+    together; before, it stopped accepting at its 128th descriptor."""
+    command = with_soft_limit(TRIO_APP)
+    proc = await trio.lowlevel.open_process(command, stderr=subprocess.PIPE, env=settings())
+    try:
+        assert await answered_together(await served_url(proc)) == CONNECTIONS
     finally:
         proc.terminate()
         with trio.fail_after(10):

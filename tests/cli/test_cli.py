@@ -13,7 +13,7 @@ import re
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,13 @@ import pytest
 import trio
 from client.stub_agent import Reply, Request, open_stub_agent, rpc_result
 from doc_examples import python_blocks, runs_examples
+from open_files import (
+    CONNECTIONS,
+    SOFT_LIMIT,
+    answered_together,
+    open_files_limits,
+    with_soft_limit,
+)
 
 from a2a_trio import model as m
 from a2a_trio.cli import main
@@ -277,10 +284,14 @@ def test_live_view_in_a_terminal(sdk_agent: str) -> None:
 
 
 @contextlib.contextmanager
-def serving_demo(*options: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+def serving_demo(
+    *options: str, launch: Callable[[list[str]], list[str]] = list
+) -> Iterator[tuple[subprocess.Popen[str], str]]:
     """``a2a-trio serve`` with the built-in demo agent (port 0 unless ``options`` say) and its
-    base URL; killed on exit if it is still running."""
-    command = [SCRIPT, "serve", "a2a_trio.demo:agent", "--port", "0", *MEMORY, *QUIET, *options]
+    base URL; killed on exit if it is still running.  ``launch`` wraps the command line."""
+    command = launch(
+        [SCRIPT, "serve", "a2a_trio.demo:agent", "--port", "0", *MEMORY, *QUIET, *options]
+    )
     with subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV
     ) as proc:
@@ -293,6 +304,17 @@ def serving_demo(*options: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
             if proc.poll() is None:
                 proc.kill()
             proc.wait(timeout=10)
+
+
+async def test_serve_raises_its_open_file_limit_and_holds_more_connections() -> None:
+    """Started with a soft limit of 128 open files (1,024 is common) under a higher hard one,
+    the command raises its own to the hard limit, so it answers 300 connections held open
+    together; before, it stopped accepting at its 128th descriptor."""
+    with serving_demo(launch=with_soft_limit) as (proc, url):
+        soft, hard = open_files_limits(proc.pid)
+        assert hard > CONNECTIONS + SOFT_LIMIT  # else this machine cannot show the difference
+        assert soft == hard
+        assert await answered_together(url) == CONNECTIONS
 
 
 @pytest.fixture
