@@ -34,6 +34,7 @@ from ._base import (
     TaskUpdate,
     apply_update,
     check_events,
+    check_history_length,
     check_new_task,
     check_query,
     detached_update,
@@ -119,6 +120,7 @@ class MemoryTaskStore:
         history_length: int | None = None,
         include_artifacts: bool = True,
     ) -> StoredTask | None:
+        check_history_length(history_length)
         row = self._row(scope, task_id)
         if row is None:
             return None

@@ -46,6 +46,7 @@ from ._base import (
     TaskUpdate,
     apply_update,
     check_events,
+    check_history_length,
     check_new_task,
     check_query,
     prepare_push_config,
@@ -300,6 +301,7 @@ class SqlTaskStore:
         history_length: int | None = None,
         include_artifacts: bool = True,
     ) -> StoredTask | None:
+        check_history_length(history_length)
         if not storable(task_id, scope.tenant, scope.owner):
             return None
 

@@ -521,6 +521,17 @@ async def test_bad_list_options_are_invalid_params(
     assert caught.value.code == -32602
 
 
+async def test_a_negative_history_length_on_load_is_invalid_params(store: TaskStore) -> None:
+    """As ``list_tasks`` refuses it; before, ``load_task`` answered with an empty history."""
+    task = a_task()
+    await store.create_task(ANONYMOUS, task)
+    with pytest.raises(InvalidParamsError) as caught:
+        await store.load_task(ANONYMOUS, task.id, history_length=-1)
+    assert caught.value.path == "$.historyLength"
+    stored = await store.load_task(ANONYMOUS, task.id, history_length=0)
+    assert stored is not None and stored.task.history == ()
+
+
 async def test_page_size_bounds_are_accepted(store: TaskStore) -> None:
     ids = await create_many(store, 3)
     smallest = await store.list_tasks(ANONYMOUS, TaskQuery(page_size=1))
