@@ -203,10 +203,12 @@ class TaskRuntime:
         with trio.move_on_after(grace):
             while self._running_jobs():
                 await self._idle.park()
-        for job in self._running_jobs():
-            job.shut_down = True
-            job.cancel_scope.cancel()
-        while self._running_jobs():  # each final write is bounded by ``finalize_timeout``
+        # Each final write is bounded by ``finalize_timeout``; a job a recovery started
+        # meanwhile (a lease tick) is stopped too.
+        while running := self._running_jobs():
+            for job in running:
+                job.shut_down = True
+                job.cancel_scope.cancel()
             await self._idle.park()
 
     def _running_jobs(self) -> list[Job]:
