@@ -63,6 +63,9 @@ class Job:
         self.cancel_scope = trio.CancelScope()
         self.done = trio.Event()
         self.cancel_requested = False
+        self.shut_down = False
+        """The drain's grace ran out: the handler is cancelled as at shutdown (FAILED, "the
+        server shut down"; a resumable task is left for the next start), not as by CancelTask."""
         self.parked = False
         """The handler handed back a JobHandle: the task now follows long-running work."""
         self.superseded = False

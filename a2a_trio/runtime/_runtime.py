@@ -196,11 +196,24 @@ class TaskRuntime:
                 self._accepting = False
 
     async def drain(self, grace: float) -> None:
-        """Stop taking new tasks and wait up to ``grace`` seconds for running jobs to end."""
+        """Stop taking new tasks and wait up to ``grace`` seconds for running jobs to end; then
+        stop the ones still running as a shutdown does, and wait for their final writes, so
+        their streams and blocking senders, still connected, get the final state."""
         self._accepting = False
         with trio.move_on_after(grace):
-            while any(not job.waiting_for_input for job in self._jobs.values()):
+            while self._running_jobs():
                 await self._idle.park()
+        # Each final write is bounded by ``finalize_timeout``; a job a recovery started
+        # meanwhile (a lease tick) is stopped too.
+        while running := self._running_jobs():
+            for job in running:
+                job.shut_down = True
+                job.cancel_scope.cancel()
+            await self._idle.park()
+
+    def _running_jobs(self) -> list[Job]:
+        """The jobs a drain waits for: all but those waiting for input."""
+        return [job for job in self._jobs.values() if not job.waiting_for_input]
 
     def statistics(self) -> RuntimeStatistics:
         live = sum(job.log.subscriber_count for job in self._jobs.values())
@@ -744,14 +757,15 @@ class TaskRuntime:
                     outage = exc
                     failed = agent_message(job.task, STORE_UNAVAILABLE_MESSAGE)
                     final = TaskUpdate(state=m.TaskState.FAILED, status_message=failed)
-            if final is None:  # our own scope caught the cancellation: CancelTask
+            if final is None and not job.shut_down:  # our scope caught it: CancelTask
                 final = TaskUpdate(
                     state=m.TaskState.CANCELED,
                     status_message=agent_message(job.task, CANCELED_MESSAGE),
                 )
         finally:
-            # The runtime is shutting down.  A resumable skill's task stays unfinished in the
-            # store, so the next start runs it again; the others record FAILED.
+            # The runtime is shutting down (or its drain stopped the job).  A resumable skill's
+            # task stays unfinished in the store, so the next start runs it again; the others
+            # record FAILED.
             if final is None and not (job.waiting_for_input or job.skill.resumable):
                 final = TaskUpdate(
                     state=m.TaskState.FAILED,

@@ -57,8 +57,9 @@ async def serve(
     Cancellation stops at once: running tasks are recorded FAILED with a "server shut down"
     message (tasks waiting for input stay resumable).  ``shutdown_trigger`` instead drains
     gracefully: new tasks are refused while running jobs get ``config.shutdown_grace`` seconds,
-    their streams and blocking sends still connected so they get the final event; only then
-    does hypercorn close the connections, and what is still running is cancelled.
+    their streams and blocking sends still connected so they get the final event; what is
+    still running then is cancelled (recorded FAILED, told to them too), and only then does
+    hypercorn close the connections.
     """
     app: Any = create_app(agent, store=store, config=config)  # hypercorn's own ASGI types
     user_trigger = shutdown_trigger or trio.sleep_forever

@@ -103,6 +103,10 @@ async def _sse_frames(
     return found
 
 
+def _resume_header(last_event_id: int | None) -> dict[str, str]:
+    return {} if last_event_id is None else {"Last-Event-ID": str(last_event_id)}
+
+
 def _events(numbered: list[Numbered]) -> list[m.StreamEvent]:
     return [event for _, event in numbered]
 
@@ -133,8 +137,11 @@ class Driver:
         closed after that many."""
         raise NotImplementedError
 
-    async def subscribe_numbered(self, task_id: str, *, limit: int | None = None) -> list[Numbered]:
-        """SubscribeToTask's events with their ids, as :meth:`stream_numbered`."""
+    async def subscribe_numbered(
+        self, task_id: str, *, limit: int | None = None, last_event_id: int | None = None
+    ) -> list[Numbered]:
+        """SubscribeToTask's events with their ids, as :meth:`stream_numbered`; with
+        ``last_event_id``, a resume after that event (the ``Last-Event-ID`` header)."""
         raise NotImplementedError
 
     async def get(self, task_id: str) -> Outcome:
@@ -170,9 +177,11 @@ class JsonRpcDriver(Driver):
         params: Any,
         ready: Callable[[], None] | None = None,
         limit: int | None = None,
+        resume: dict[str, str] | None = None,
     ) -> list[Numbered]:
         envelope = {"jsonrpc": "2.0", "id": 1, "method": self.methods[method], "params": params}
-        async with self.http.stream("POST", "/", json=envelope, headers=self.headers) as response:
+        headers = self.headers | (resume or {})
+        async with self.http.stream("POST", "/", json=envelope, headers=headers) as response:
             if not response.headers["content-type"].startswith("text/event-stream"):
                 body = orjson.loads(await response.aread())
                 raise CallFailed(_kind(body["error"]["code"]), response.status_code, body)
@@ -204,8 +213,11 @@ class JsonRpcDriver(Driver):
         params = self.send_params(_message(text, skill, None), False)
         return await self._stream("stream", params, limit=limit)
 
-    async def subscribe_numbered(self, task_id: str, *, limit: int | None = None) -> list[Numbered]:
-        return await self._stream("subscribe", {"id": task_id}, limit=limit)
+    async def subscribe_numbered(
+        self, task_id: str, *, limit: int | None = None, last_event_id: int | None = None
+    ) -> list[Numbered]:
+        resume = _resume_header(last_event_id)
+        return await self._stream("subscribe", {"id": task_id}, limit=limit, resume=resume)
 
     async def get(self, task_id: str) -> Outcome:
         return task_outcome(self.task(await self._call("get", {"id": task_id})))
@@ -287,9 +299,11 @@ class RestDriver(Driver):
         body: Any,
         ready: Callable[[], None] | None = None,
         limit: int | None = None,
+        resume: dict[str, str] | None = None,
     ) -> list[Numbered]:
+        headers = self.headers | (resume or {})
         async with self.http.stream(
-            "POST", self.prefix + path, json=body, headers=self.headers
+            "POST", self.prefix + path, json=body, headers=headers
         ) as response:
             if response.status_code >= 400:
                 error = orjson.loads(await response.aread())
@@ -328,8 +342,11 @@ class RestDriver(Driver):
         body = self._request(skill, text, None, False)
         return await self._stream("/message:stream", body, limit=limit)
 
-    async def subscribe_numbered(self, task_id: str, *, limit: int | None = None) -> list[Numbered]:
-        return await self._stream(f"/tasks/{task_id}:subscribe", None, limit=limit)
+    async def subscribe_numbered(
+        self, task_id: str, *, limit: int | None = None, last_event_id: int | None = None
+    ) -> list[Numbered]:
+        path, resume = f"/tasks/{task_id}:subscribe", _resume_header(last_event_id)
+        return await self._stream(path, None, limit=limit, resume=resume)
 
     async def get(self, task_id: str) -> Outcome:
         return task_outcome(self.task(await self._call("GET", f"/tasks/{task_id}")))

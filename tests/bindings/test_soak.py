@@ -38,14 +38,12 @@ import trio
 from hypercorn.config import Config as HypercornConfig
 from store.conftest import ALL_BACKENDS, make_backend
 
-from a2a_trio import Agent, TaskContext
 from a2a_trio import model as m
 from a2a_trio.runtime import TaskRuntime
 from a2a_trio.server import create_app, hypercorn_config
 from a2a_trio.store import ANONYMOUS, MAX_PAGE_SIZE, TaskQuery, TaskStore
 from a2a_trio.wire._legacy import parts_text
 
-from . import agents
 from .conftest import CONFIG
 from .drivers import (
     V1_HEADERS,
@@ -57,6 +55,7 @@ from .drivers import (
     V1JsonRpc,
     V1Rest,
 )
+from .soak_agents import soak_agent
 
 pytestmark = pytest.mark.slow
 
@@ -64,30 +63,6 @@ SEED_VARIABLE = "A2A_TRIO_SOAK_SEED"
 SECONDS_VARIABLE = "A2A_TRIO_SOAK_SECONDS"
 CLIENTS = 64
 DRIVERS: list[type[Driver]] = [V1JsonRpc, V1Rest, V03JsonRpc, V03Rest]
-HOLD_BOUND = 90.0
-"""A holder completes by itself after this long, so a lost cancel fails the test, not hangs it."""
-
-soak_agent = Agent("soak agent", "Echoes, streams slowly, asks, and holds until cancelled")
-soak_agent.skill(default=True)(agents.echo)
-soak_agent.skill()(agents.ask)
-
-
-@soak_agent.skill()
-async def trickle(ctx: TaskContext) -> None:
-    """Stream the text's words as chunks of one artifact, pausing between them."""
-    words = ctx.text.split()
-    for index, word in enumerate(words):
-        await trio.sleep(0.01)
-        last = index == len(words) - 1
-        await ctx.emit_artifact(word + " ", artifact_id="words", append=index > 0, last_chunk=last)
-
-
-@soak_agent.skill()
-async def hold(ctx: TaskContext) -> str:
-    """Work until cancelled (bounded by ``HOLD_BOUND``)."""
-    await ctx.update("holding")
-    await trio.sleep(HOLD_BOUND)
-    return "held"
 
 
 @attrs.define
@@ -307,15 +282,19 @@ class Soak:
     async def client(self, url: str, rng: random.Random) -> None:
         self.clients += 1
         try:
-            operations, weights = zip(*self.operations(), strict=True)
             async with httpx.AsyncClient(base_url=url, timeout=60) as http:
-                drivers = [cls(http) for cls in DRIVERS]
-                while not self.over:
-                    operation = rng.choices(operations, weights)[0]
-                    await operation(rng.choice(drivers), rng)
-                    self.done[operation.__name__] += 1
+                await self.work(http, rng)
         finally:
             self.clients -= 1
+
+    async def work(self, http: httpx.AsyncClient, rng: random.Random) -> None:
+        """Random operations through ``http`` on every binding, until the load is over."""
+        operations, weights = zip(*self.operations(), strict=True)
+        drivers = [cls(http) for cls in DRIVERS]
+        while not self.over:
+            operation = rng.choices(operations, weights)[0]
+            await operation(rng.choice(drivers), rng)
+            self.done[operation.__name__] += 1
 
     async def run(self, url: str, rng: random.Random, seconds: float) -> None:
         """``CLIENTS`` clients for ``seconds``, then settle what they leave until the last
