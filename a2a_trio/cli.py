@@ -497,6 +497,13 @@ def serve(
             " replica and has streams here (default 0.5)."
         ),
     ] = None,
+    shutdown_grace: Annotated[
+        float,
+        typer.Option(
+            help="Seconds running tasks get to finish after SIGINT/SIGTERM before they are"
+            " recorded as failed (0: at once)."
+        ),
+    ] = 10.0,
 ) -> None:
     """Serve an agent until SIGINT/SIGTERM (then drain running tasks gracefully; a second
     signal stops at once)."""
@@ -526,7 +533,12 @@ def serve(
         runtime = RuntimeConfig(recovery_lease=recovery_lease)
         if follow_interval is not None:
             runtime = attrs.evolve(runtime, follow_interval=follow_interval)
-        config = ServerConfig(public_url=public_url, keepalive=keepalive, runtime=runtime)
+        config = ServerConfig(
+            public_url=public_url,
+            keepalive=keepalive,
+            shutdown_grace=shutdown_grace,
+            runtime=runtime,
+        )
     except ValueError as exc:  # a setting the configs' validators refuse
         raise UsageProblem(_in_option_terms(str(exc))) from None
 
@@ -553,7 +565,7 @@ def serve(
 
 
 # The serve options whose values the server's and runtime's configs check.
-SETTING_OPTIONS = ("keepalive", "public_url", "recovery_lease", "follow_interval")
+SETTING_OPTIONS = ("keepalive", "public_url", "recovery_lease", "follow_interval", "shutdown_grace")
 
 
 def _in_option_terms(message: str) -> str:

@@ -21,6 +21,16 @@ def _positive_seconds(_config: object, field: attrs.Attribute[float], value: Any
         raise ValueError(f"{field.name} must be a positive number of seconds, not {value!r}")
 
 
+def _seconds_or_none(_config: object, field: attrs.Attribute[float], value: Any) -> None:
+    """A wait of zero is none at all; a negative or NaN one has no meaning."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{field.name} must be a number of seconds, not {type(value).__name__}")
+    if not (math.isfinite(value) and value >= 0):
+        raise ValueError(
+            f"{field.name} must be zero or a positive number of seconds, not {value!r}"
+        )
+
+
 def _absolute_http_url(_config: object, field: attrs.Attribute[str | None], value: Any) -> None:
     """Clients call the card's URLs as written, so a relative or non-HTTP base is unusable."""
     if value is None:
@@ -84,7 +94,7 @@ class ServerConfig:
     max_body_bytes: int = 10 * 1024 * 1024
     body_timeout: float = attrs.field(default=30.0, validator=_positive_seconds)
     card_max_age: int = 300
-    shutdown_grace: float = 10.0
+    shutdown_grace: float = attrs.field(default=10.0, validator=_seconds_or_none)
     runtime: RuntimeConfig = attrs.field(factory=RuntimeConfig)
     tenants: frozenset[str] | None = None
     legacy_prefixes: Mapping[str, str] = attrs.field(factory=dict)

@@ -214,6 +214,14 @@ def test_runtime_errors_exit_2(
             ["serve", "a2a_trio.demo:agent", "--follow-interval", "-1"],
             "--follow-interval must be a positive number of seconds, not -1.0",
         ),
+        (
+            ["serve", "a2a_trio.demo:agent", "--shutdown-grace", "-1"],
+            "--shutdown-grace must be zero or a positive number of seconds, not -1.0",
+        ),
+        (
+            ["serve", "a2a_trio.demo:agent", "--shutdown-grace", "nan"],
+            "--shutdown-grace must be zero or a positive number of seconds, not nan",
+        ),
         (["send", "http://x", "hi", "--binding", "foo"], "'foo' is not one of JSONRPC, HTTP+JSON"),
         (["send", "http://x", "hi", "--binding", "GRPC"], "'GRPC' is not one of JSONRPC"),
         (["list", "http://x", "--page-size", "0"], "Invalid value for '--page-size'"),
@@ -357,6 +365,24 @@ def test_a_second_signal_stops_the_drain_at_once_without_a_traceback() -> None:
         "WARNING a2a_trio.serve: SIGINT received again: stopping at once; running tasks are"
         " recorded as failed\n"
     )
+
+
+def test_the_shutdown_grace_is_an_option(tmp_path: Path) -> None:
+    """``--shutdown-grace 0.5``: a stop gives running tasks half a second (the drain says so),
+    then records them FAILED with the shutdown message; the grace was fixed at 10 s."""
+    store = f"sqlite:///{tmp_path / 'tasks.db'}"
+    with serving_demo("--store", store, "--shutdown-grace", "0.5") as (proc, url):
+        running = ok_json("send", url, "60", "--skill", "countdown", "--no-wait")["task"]
+        assert proc.stderr is not None
+        proc.send_signal(signal.SIGINT)
+        draining = proc.stderr.readline()
+        assert "running ones get up to 0.5 s to finish" in draining
+        assert proc.wait(timeout=8) == 0  # the 10 s default would still be waiting
+    with serving_demo("--store", store) as (_, url):
+        status = ok_json("get", url, running["id"])["task"]["status"]
+    assert status["state"] == "TASK_STATE_FAILED"
+    shut_down = "The server shut down before this task finished; please send it again."
+    assert status["message"]["parts"] == [{"text": shut_down}]
 
 
 def test_a_second_server_on_the_same_sqlite_file_is_refused(tmp_path: Path) -> None:

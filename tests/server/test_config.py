@@ -28,6 +28,23 @@ def test_keepalive_must_be_a_number(seconds: object) -> None:
         ServerConfig(keepalive=seconds)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("seconds", [-1, -0.5, math.nan, math.inf, -math.inf])
+def test_the_shutdown_grace_must_be_zero_or_positive_and_finite(seconds: float) -> None:
+    with pytest.raises(ValueError, match="shutdown_grace must be zero or a positive number"):
+        ServerConfig(shutdown_grace=seconds)
+
+
+@pytest.mark.parametrize("seconds", ["10", None, True])
+def test_the_shutdown_grace_must_be_a_number(seconds: object) -> None:
+    with pytest.raises(TypeError, match="shutdown_grace must be a number of seconds"):
+        ServerConfig(shutdown_grace=seconds)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("seconds", [0, 0.5, 10.0])
+def test_a_shutdown_grace_of_zero_or_more_is_kept(seconds: float) -> None:
+    assert ServerConfig(shutdown_grace=seconds).shutdown_grace == seconds
+
+
 @pytest.mark.parametrize("seconds", [0.001, 1, 15.0])
 def test_positive_keepalives_are_kept(seconds: float) -> None:
     assert ServerConfig(keepalive=seconds).keepalive == seconds
