@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+from functools import partial
 
 from .store import DEFAULT_RETENTION, Retention, TaskStore, open_store
 from .store._open import sqlite_path
@@ -52,11 +53,18 @@ def hold_store_alone(url: str) -> Iterator[None]:
         yield
 
 
+def served_store(
+    url: str, *, alone: bool, retention: Retention = DEFAULT_RETENTION
+) -> Callable[[], AbstractAsyncContextManager[TaskStore]]:
+    """The factory opening the store ``url`` for a server; ``alone`` (a server without a
+    recovery lease) holds its SQLite file for this server alone while it is open."""
+    if alone:
+        return partial(_open_store_alone, url, retention)
+    return partial(open_store, url, retention=retention)
+
+
 @asynccontextmanager
-async def open_store_alone(
-    url: str, *, retention: Retention = DEFAULT_RETENTION
-) -> AsyncIterator[TaskStore]:
-    """``open_store(url)``, its SQLite file held for this server alone while it is open."""
+async def _open_store_alone(url: str, retention: Retention) -> AsyncIterator[TaskStore]:
     with hold_store_alone(url):
         async with open_store(url, retention=retention) as store:
             yield store

@@ -12,15 +12,14 @@ import sys
 import sysconfig
 import traceback
 from datetime import timedelta
-from functools import partial
 from pathlib import Path
 from types import ModuleType
 
-from ._one_server import StoreInUseError, open_store_alone
+from ._one_server import StoreInUseError, served_store
 from .errors import StoreError
 from .runtime import Agent
 from .server import StoreFactory
-from .store import DEFAULT_RETENTION, Retention, StoreSchemaError, open_store
+from .store import DEFAULT_RETENTION, Retention, StoreSchemaError
 
 DEFAULT_STORE = "sqlite:///a2a_trio.db"
 """Where a served agent keeps its tasks unless told otherwise (the hosted app and the CLI):
@@ -178,9 +177,7 @@ def store_factory(
     """A store factory for the server from a store URL (``memory``, ``sqlite:///...``, ...);
     ``alone`` (a server without a recovery lease) holds a SQLite store for this server alone
     while it is open (see ``_one_server``)."""
-    if alone:
-        return partial(open_store_alone, url, retention=retention)
-    return partial(open_store, url, retention=retention)
+    return served_store(url, alone=alone, retention=retention)
 
 
 def retention_from(seconds: str | None) -> Retention:

@@ -20,7 +20,7 @@ import trio
 from quart import Response, request
 from quart_trio import QuartTrio
 
-from .._one_server import open_store_alone
+from .._one_server import served_store
 from ..errors import (
     InternalError,
 )
@@ -60,7 +60,7 @@ def store_factory_for(store: str | StoreFactory | None, *, alone: bool = True) -
         return partial(open_store, "memory")
     if isinstance(store, str):
         check_store_url(store)
-        return partial(open_store_alone, store) if alone else partial(open_store, store)
+        return served_store(store, alone=alone)
     if callable(store) and not isinstance(store, AbstractAsyncContextManager):
         return store  # (open_store(url)'s context manager is callable too: as a decorator)
     raise TypeError(
