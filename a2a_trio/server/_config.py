@@ -13,18 +13,23 @@ from .. import model as m
 from ..runtime import RuntimeConfig
 
 
-def _positive_seconds(_config: object, field: attrs.Attribute[float], value: Any) -> None:
-    """Zero or less would send keepalive comments in a busy loop; NaN would never send one."""
+def _seconds(field: attrs.Attribute[float], value: Any) -> float:
+    """``value``, which must be a number (not a bool), else ``TypeError`` naming ``field``."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise TypeError(f"{field.name} must be a number of seconds, not {type(value).__name__}")
+    return value
+
+
+def _positive_seconds(_config: object, field: attrs.Attribute[float], value: Any) -> None:
+    """Zero or less would send keepalive comments in a busy loop; NaN would never send one."""
+    value = _seconds(field, value)
     if not (math.isfinite(value) and value > 0):
         raise ValueError(f"{field.name} must be a positive number of seconds, not {value!r}")
 
 
 def _seconds_or_none(_config: object, field: attrs.Attribute[float], value: Any) -> None:
     """A wait of zero is none at all; a negative or NaN one has no meaning."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"{field.name} must be a number of seconds, not {type(value).__name__}")
+    value = _seconds(field, value)
     if not (math.isfinite(value) and value >= 0):
         raise ValueError(
             f"{field.name} must be zero or a positive number of seconds, not {value!r}"
