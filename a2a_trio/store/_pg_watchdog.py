@@ -16,6 +16,8 @@ is: a call registered meanwhile began its wait after the sleep did, so it is not
 The shutdown reaches a call's own connection only while the call holds it: the thread
 registers a duplicate of the connection's socket when it takes the connection, and withdraws
 it, under the lock the watchdog takes to shut it down, before giving the connection back.
+Without a bound (no statement bound or no ``late_answer``) nothing watches, so calls take no
+duplicate: it would cost a descriptor each, and fail a call when the process is out of them.
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ class CallWatch:
     """One call as the watchdog sees it: its connection's socket while the call holds the
     connection, and when the call's latest statement began."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, watched: bool) -> None:
+        self._watched = watched
         self._lock = threading.Lock()
         self._descriptor: int | None = None  # a duplicate of the connection's socket descriptor
         self._since = time.monotonic()
@@ -53,8 +56,12 @@ class CallWatch:
         out of file descriptors), before the call sends anything: as every store failure, a
         call that wrote nothing and may succeed later.  Running it unwatched instead would let
         a stopped server hold the call, its thread and its connection for good, just when the
-        process is short of resources.
+        process is short of resources.  An unwatched call (no watchdog runs) holds ``conn``
+        as it is.
         """
+        if not self._watched:
+            yield
+            return
         try:
             duplicate = os.dup(conn.pgconn.socket)
         except OSError as exc:
@@ -101,19 +108,24 @@ class Watchdog:
 
     def __init__(self) -> None:
         self._calls: set[CallWatch] = set()
+        self.bound: float | None = None
+        """Seconds a call may wait for an answer before it is cut off; ``None``: not watched."""
 
     @contextmanager
     def watching(self) -> Iterator[CallWatch]:
         """A call in flight inside (trio side)."""
-        call = CallWatch()
+        call = CallWatch(watched=self.bound is not None)
         self._calls.add(call)
         try:
             yield call
         finally:
             self._calls.discard(call)
 
-    async def run(self, bound: float) -> None:
-        """Watch the calls with ``bound`` until cancelled."""
+    async def run(self) -> None:
+        """Watch the calls until cancelled (at once without a bound)."""
+        bound = self.bound
+        if bound is None:
+            return
         while True:
             due_in = min([bound, *(call.cut_if_overdue(bound) for call in self._calls)])
             await trio.sleep(due_in)

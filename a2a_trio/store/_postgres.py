@@ -131,7 +131,8 @@ most of what a long task's writes grow by."""
 
 def migrate(conn: psycopg.Connection[tuple[object, ...]]) -> int:
     """Apply the migrations this database lacks; returns the schema version now in place."""
-    tx = _PgTx(conn, CallWatch())  # unwatched: a migration may outlast any statement bound
+    # unwatched: a migration may outlast any statement bound
+    tx = _PgTx(conn, CallWatch(watched=False))
     with conn.transaction():
         tx.run("SELECT pg_advisory_xact_lock(hashtext('a2a_trio schema ' || current_schema()))")
         tx.run("CREATE TABLE IF NOT EXISTS a2a_schema_version (version INTEGER NOT NULL)")
@@ -174,7 +175,6 @@ class PostgresDriver:
 
     def __init__(self, url: str, *, pool_size: int, timeouts: PostgresTimeouts) -> None:
         self._late_answer = timeouts.late_answer
-        self._answer_bound: float | None = None  # known once started
         self._watchdog = Watchdog()
         self._migration_conninfo = conninfo(url, timeouts, bound_statements=False)
         self._limiter = trio.CapacityLimiter(pool_size)
@@ -197,7 +197,7 @@ class PostgresDriver:
         await trio.to_thread.run_sync(functools.partial(self._pool.open, wait=True, timeout=30))
         statement = await self.read(_statement_bound)
         if statement is not None and self._late_answer is not None:
-            self._answer_bound = statement + self._late_answer
+            self._watchdog.bound = statement + self._late_answer
 
     def _run[T](self, fn: Callable[[Tx], T], transaction: bool, watch: CallWatch) -> T:
         with self._pool.connection() as conn, watch.holding(conn):
@@ -210,8 +210,7 @@ class PostgresDriver:
         """Run the watchdog over this driver's calls until cancelled (at once without a
         statement bound or ``late_answer``: nothing to tell a long statement from a stopped
         server by)."""
-        if self._answer_bound is not None:
-            await self._watchdog.run(self._answer_bound)
+        await self._watchdog.run()
 
     async def _call[T](self, fn: Callable[[Tx], T], transaction: bool) -> T:
         with DIALECT.unavailable_on_operational_error(), self._watchdog.watching() as watch:
@@ -223,7 +222,7 @@ class PostgresDriver:
                 if not watch.cut:
                     raise
                 raise psycopg.OperationalError(
-                    f"no answer from the server for {self._answer_bound:g} s since the call's"
+                    f"no answer from the server for {self._watchdog.bound:g} s since the call's"
                     " latest statement began: its connection was shut down"
                 ) from exc
 

@@ -260,6 +260,19 @@ async def test_a_call_without_a_descriptor_left_is_store_unavailable(url: str) -
         assert loaded.task == task
 
 
+async def test_an_unwatched_call_needs_no_descriptor(url: str) -> None:
+    """With no watchdog (``late_answer=None``) a call takes no duplicate of its socket, so a
+    process out of descriptors still reads over its pooled connection; before, every call
+    duplicated the socket for a watchdog that was not running, and failed here."""
+    unwatched = PostgresTimeouts(late_answer=None)
+    async with open_postgres_store(url, pool_size=1, timeouts=unwatched) as store:
+        task = (await store.create_task(ANONYMOUS, m.new_task(m.text_message("hi")))).task
+        with no_descriptor_left():
+            loaded = await store.load_task(ANONYMOUS, task.id)
+        assert loaded is not None
+        assert loaded.task == task
+
+
 async def test_a_client_is_told_the_store_is_unavailable_when_descriptors_run_out(
     url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
