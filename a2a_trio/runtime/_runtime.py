@@ -866,6 +866,10 @@ class TaskRuntime:
             raise _not_found(task_id)
         return stored
 
+    def has_job(self, scope: CallerScope, task_id: str) -> bool:
+        """Whether the task has a job in this runtime: running, parked or waiting for input."""
+        return self._live(scope, task_id) is not None
+
     def is_parked(self, scope: CallerScope, task_id: str) -> bool:
         """Whether the task is running and parked on a long-running ``JobHandle``."""
         job = self._live(scope, task_id)

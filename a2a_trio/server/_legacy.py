@@ -14,6 +14,7 @@ chunks collected into the one ``result`` artifact sent just before ``completed``
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -31,35 +32,61 @@ if TYPE_CHECKING:
 class LegacyTask:
     """One legacy id: the runtime task behind it and when it was first seen terminal."""
 
-    task_id: str
+    key: tuple[CallerScope, str]
     session_id: str
+    task_id: str = ""
     terminal_at: float | None = None
 
 
-class LegacyIds:
-    """Legacy task ids of one surface, per caller scope; ``now`` is a monotonic reading in s."""
+AUDIT_BOUNDS = (1.0, 60.0)
+"""Least and most seconds between looks for tasks that ended with nobody watching: the grace
+window, within these (see :class:`LegacyIds`)."""
 
-    def __init__(self, grace: float) -> None:
+
+class LegacyIds:
+    """Legacy task ids of one surface, per caller scope; ``now`` is a monotonic reading in s.
+
+    The sweep costs only what it evicts: ids are queued in the order they were first seen
+    terminal, which is the order their grace windows end (a scan of every id on every access
+    made each request cost about 0.3 us per id held, 27 ms at the 90,000 ids of 300 req/s).
+    A task that ended unseen (its stream dropped, its client gone) would never be seen
+    terminal, so every grace window (1 to 60 s) the ids whose task no longer has a job here
+    (``has_job``) start their grace window then.
+    """
+
+    def __init__(self, grace: float, *, has_job: Callable[[CallerScope, str], bool]) -> None:
         self._grace = grace
+        self._has_job = has_job
         self._tasks: dict[tuple[CallerScope, str], LegacyTask] = {}
+        self._ended: deque[tuple[float, LegacyTask]] = deque()  # by when first seen terminal
+        self._audit_every = min(max(grace, AUDIT_BOUNDS[0]), AUDIT_BOUNDS[1])
+        self._next_audit = 0.0
 
     def _sweep(self, now: float) -> None:
-        expired = [
-            key
-            for key, entry in self._tasks.items()
-            if entry.terminal_at is not None and now - entry.terminal_at >= self._grace
-        ]
-        for key in expired:
-            del self._tasks[key]
+        while self._ended and now - self._ended[0][0] >= self._grace:
+            _, entry = self._ended.popleft()
+            if self._tasks.get(entry.key) is entry:
+                del self._tasks[entry.key]
+        if now >= self._next_audit:
+            self._next_audit = now + self._audit_every
+            for entry in self._tasks.values():
+                started = entry.task_id and entry.terminal_at is None
+                if started and not self._has_job(entry.key[0], entry.task_id):
+                    self._end(entry, now)
+
+    def _end(self, entry: LegacyTask, now: float) -> None:
+        entry.terminal_at = now
+        self._ended.append((now, entry))
 
     def reserve(
         self, scope: CallerScope, legacy_id: str, session_id: str, now: float
     ) -> LegacyTask:
         """Claim ``legacy_id`` for a new task (its runtime id is filled in once it starts)."""
         self._sweep(now)
-        if (scope, legacy_id) in self._tasks:
+        key = (scope, legacy_id)
+        if key in self._tasks:
             raise InvalidParamsError(f"A2A task id {legacy_id[:100]!r} is already in use")
-        entry = self._tasks[scope, legacy_id] = LegacyTask("", session_id)
+        entry = self._tasks[key] = LegacyTask(key, session_id)
         return entry
 
     def release(self, scope: CallerScope, legacy_id: str) -> None:
@@ -77,7 +104,7 @@ class LegacyIds:
     def observe(self, entry: LegacyTask, state: m.TaskState, now: float) -> None:
         """Start the eviction clock the first time the task is seen terminal."""
         if entry.terminal_at is None and m.is_terminal(state):
-            entry.terminal_at = now
+            self._end(entry, now)
 
 
 def bearer_refusal(authorization: str | None, check: Callable[[str], bool] | None) -> str:

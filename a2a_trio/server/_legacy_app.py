@@ -115,7 +115,7 @@ class LegacySurface:
         self._server = server
         self._skill = skill
         self._path = path
-        self._ids = LegacyIds(server.config.legacy_eviction)
+        self._ids = LegacyIds(server.config.legacy_eviction, has_job=self._has_job)
         self._methods: dict[str, Operation] = {
             "tasks/send": self._send,
             "tasks/get": self._get,
@@ -229,6 +229,9 @@ class LegacySurface:
         return self._stream(stream, events, rid, first=[])
 
     # --- helpers ---------------------------------------------------------------------------
+
+    def _has_job(self, scope: CallerScope, task_id: str) -> bool:
+        return self._server.runtime.has_job(scope, task_id)
 
     async def _start(
         self, scope: CallerScope, params: Any

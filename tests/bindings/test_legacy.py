@@ -148,6 +148,20 @@ async def test_parked_job_answers_working_then_completes(legacy: httpx.AsyncClie
     assert result["artifacts"][0]["parts"][0]["text"] == "cba"
 
 
+async def test_an_id_whose_task_ended_unseen_is_evicted(legacy: httpx.AsyncClient) -> None:
+    """A parked task its client never asked about again: its id was held for good (only a
+    sighting of the terminal state started the grace window); now the surface notices the
+    ended job by itself, and the id is free once the window (here none) is over."""
+    params = {"id": "unseen-1", "message": text("abc")}
+    result = (await call(legacy, "/parked", "tasks/send", params))["result"]
+    assert result["status"]["state"] == "working"
+    with trio.fail_after(5):
+        while "error" in (body := await call(legacy, "/parked", "tasks/send", params)):
+            assert "already in use" in body["error"]["message"], body
+            await trio.sleep(0.05)
+    assert body["result"]["status"]["state"] == "working"  # a new task under the same id
+
+
 async def test_duplicate_in_flight_id_and_eviction(legacy: httpx.AsyncClient) -> None:
     gate = str(uuid.uuid4())
     params = {"id": "dup-1", "message": text(gate)}

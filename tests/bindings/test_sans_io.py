@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 from a2a_trio import model as m
@@ -98,8 +100,12 @@ def test_a_refined_error_goes_out_as_the_a2a_error_it_refines() -> None:
     assert error_type(refused) == "InvalidParamsError"
 
 
+def always_running(scope: CallerScope, task_id: str) -> bool:
+    return True
+
+
 def test_legacy_ids_in_use_until_the_grace_window_after_the_end() -> None:
-    ids = LegacyIds(grace=300)
+    ids = LegacyIds(grace=300, has_job=always_running)
     entry = ids.reserve(ANONYMOUS, "c-1", "s", now=0)
     entry.task_id = "runtime-1"
     with pytest.raises(InvalidParamsError, match="already in use"):
@@ -114,8 +120,50 @@ def test_legacy_ids_in_use_until_the_grace_window_after_the_end() -> None:
         ids.lookup(ANONYMOUS, "c-1", now=312)  # reserved but not started
 
 
+def test_legacy_ids_are_evicted_in_the_order_their_windows_end() -> None:
+    """Ids seen terminal at different times leave one by one as their own windows end, those
+    still running stay, and an id reused after its eviction keeps its new task."""
+    ids = LegacyIds(grace=100, has_job=always_running)
+    entries = {}
+    for name, started in [("a", 0), ("b", 1), ("c", 2), ("running", 3)]:
+        entries[name] = ids.reserve(ANONYMOUS, name, "s", now=started)
+        entries[name].task_id = "runtime-" + name
+    for name, ended in [("b", 10), ("a", 20), ("c", 30)]:
+        ids.observe(entries[name], m.TaskState.COMPLETED, now=ended)
+
+    def known(now: float) -> set[str]:
+        found = set()
+        for name in entries:
+            with contextlib.suppress(InvalidParamsError):
+                found.add(ids.lookup(ANONYMOUS, name, now=now).task_id)
+        return found
+
+    assert known(now=109) == {"runtime-a", "runtime-b", "runtime-c", "runtime-running"}
+    assert known(now=110) == {"runtime-a", "runtime-c", "runtime-running"}
+    again = ids.reserve(ANONYMOUS, "b", "s", now=111)
+    again.task_id = "runtime-b2"
+    assert known(now=120) == {"runtime-b2", "runtime-c", "runtime-running"}
+    assert known(now=1000) == {"runtime-b2", "runtime-running"}
+
+
+def test_legacy_ids_of_tasks_that_ended_unseen_are_evicted() -> None:
+    """A task nobody saw end (its stream dropped, its client gone) was kept for good; now an
+    id whose task no longer has a job starts its grace window when a look (every grace
+    window, at least 1 s apart) notices."""
+    jobs = {"runtime-1", "runtime-2"}
+    ids = LegacyIds(grace=5, has_job=lambda scope, task_id: task_id in jobs)
+    for number in (1, 2):
+        ids.reserve(ANONYMOUS, f"c-{number}", "s", now=0).task_id = f"runtime-{number}"
+    jobs.discard("runtime-1")  # its job ended; nobody asked
+    ids.lookup(ANONYMOUS, "c-1", now=6)  # noticed by the look at 6: in use until 11
+    with pytest.raises(InvalidParamsError, match="already in use"):
+        ids.reserve(ANONYMOUS, "c-1", "s", now=10)
+    assert ids.reserve(ANONYMOUS, "c-1", "s", now=11).task_id == ""
+    assert ids.lookup(ANONYMOUS, "c-2", now=100).task_id == "runtime-2"  # still working
+
+
 def test_legacy_ids_belong_to_their_caller() -> None:
-    ids = LegacyIds(grace=300)
+    ids = LegacyIds(grace=300, has_job=always_running)
     alice, bob = CallerScope(owner="alice"), CallerScope(owner="bob")
     mine = ids.reserve(alice, "c-1", "s", now=0)
     mine.task_id = "runtime-1"
