@@ -1,11 +1,12 @@
-"""The soak tests' agents: the in-process soak's, and the crash soak's served by ``a2a-trio
-serve`` in a subprocess (``bindings.soak_agents:crash_agent``), which adds a resumable skill."""
+"""The soak tests' agents: the in-process soaks' (with a parked skill for the legacy soak), and
+the crash soak's served by ``a2a-trio serve`` in a subprocess
+(``bindings.soak_agents:crash_agent``), which adds a resumable skill."""
 
 from __future__ import annotations
 
 import trio
 
-from a2a_trio import Agent, TaskContext
+from a2a_trio import Agent, JobStatus, TaskContext
 from a2a_trio import model as m
 from a2a_trio.wire._legacy import parts_text
 
@@ -55,6 +56,34 @@ def soak_skills(agent: Agent) -> Agent:
     return agent
 
 
+class Steps:
+    """Parked work: one step of progress a poll, one step a word of the text, then done with
+    the text in capitals."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.steps = len(text.split())
+        self.polls = 0
+
+    async def status(self) -> JobStatus:
+        self.polls += 1
+        if self.polls > self.steps:
+            return JobStatus(state="completed")
+        return JobStatus(progress=self.polls / self.steps, message=f"step {self.polls}")
+
+    async def cancel(self) -> None:
+        """Nothing to stop: the work is its polls, which end with the task."""
+
+    async def result(self) -> str:
+        return self.text.upper()
+
+
+async def steps(ctx: TaskContext) -> Steps:
+    """Hand back parked work for the runtime to poll."""
+    return Steps(ctx.text)
+
+
 soak_agent = soak_skills(Agent("soak agent", "Echoes, streams slowly, asks, and holds"))
+soak_agent.skill()(steps)
 crash_agent = soak_skills(Agent("crash soak agent", "The soak agent, plus a resumable skill"))
 crash_agent.skill(resumable=True)(rerun)
