@@ -159,10 +159,11 @@ def _user_frame(exc: BaseException) -> tuple[str, int | None] | None:
     paths = sysconfig.get_paths()
     stdlib = {Path(paths[k]).resolve() for k in ("stdlib", "platstdlib")}
     installed = {Path(paths[k]).resolve() for k in ("purelib", "platlib")}
+    ours = Path(__file__).resolve().parent  # a2a_trio refusing a declaration: the user's call
     frames = [
         f
         for f in traceback.extract_tb(exc.__traceback__)
-        if not f.filename.startswith("<") and Path(f.filename).resolve() != Path(__file__).resolve()
+        if not f.filename.startswith("<") and ours not in Path(f.filename).resolve().parents
     ]
     for frame in reversed(frames):
         parents = set(Path(frame.filename).resolve().parents)

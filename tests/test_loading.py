@@ -113,6 +113,23 @@ def test_what_the_module_has_is_listed(user_dir: Path) -> None:
             {"cwd_syntax.py": "def f(:\n    pass\n"},
             "importing 'cwd_syntax' failed: SyntaxError: invalid syntax (cwd_syntax.py, line 1)",
         ),
+        (  # a skill declared with a plain def: refused at its decorator, not at each task
+            {
+                "cwd_sync.py": "from a2a_trio import Agent\n\nagent = Agent('x')\n\n\n"
+                "@agent.skill()\ndef greet(ctx):\n    return 'hi'\n"
+            },
+            "importing 'cwd_sync' failed: AgentMisuseError: skill 'greet' is a plain function:"
+            " declare it as `async def greet(ctx: TaskContext)` (cwd_sync.py, line 6)",
+        ),
+        (  # a skill declared without the context parameter
+            {
+                "cwd_noctx.py": "from a2a_trio import Agent\n\nagent = Agent('x')\n\n\n"
+                "@agent.skill\nasync def greet():\n    return 'hi'\n"
+            },
+            "importing 'cwd_noctx' failed: AgentMisuseError: skill 'greet' cannot take the"
+            " task's context as its one argument (it takes ()): declare it as"
+            " `async def greet(ctx: TaskContext)` (cwd_noctx.py, line 6)",
+        ),
         (  # a dependency of the user's module is missing, not the module itself
             {"cwd_dep.py": "\nimport no_such_dependency_here\n"},
             "importing 'cwd_dep' failed: ModuleNotFoundError: No module named"
