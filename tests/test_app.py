@@ -132,7 +132,8 @@ BAD_SETTINGS = [
     ),
     pytest.param(
         {"A2A_TRIO_AGENT": "a2a_trio.demo"},
-        "error: A2A_TRIO_AGENT: agent 'a2a_trio.demo' must look like 'package.module:attribute'",
+        "error: A2A_TRIO_AGENT: agent 'a2a_trio.demo' names no attribute: give the module and"
+        " the Agent's name, 'a2a_trio.demo:agent'",
         id="agent-malformed",
     ),
     pytest.param(

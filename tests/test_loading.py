@@ -31,7 +31,11 @@ def test_load_agent_by_module_and_attribute() -> None:
 @pytest.mark.parametrize(
     ("spec", "says"),
     [
-        ("a2a_trio.demo", "must look like 'package.module:attribute'"),
+        (
+            "a2a_trio.demo",
+            "^agent 'a2a_trio.demo' names no attribute: give the module and the Agent's name,"
+            " 'a2a_trio.demo:agent'$",
+        ),
         (".demo:agent", "must look like 'package.module:attribute'"),
         ("no_such_module_here:agent", "cannot import 'no_such_module_here'"),
         ("a2a_trio.no_such:agent", "cannot import 'a2a_trio.no_such'.*No module named"),
@@ -76,6 +80,35 @@ def test_a_module_in_the_current_directory_is_found(user_dir: Path) -> None:
     assert sys.path[0] == str(user_dir)
     load_agent("cwd_agents:agent")
     assert sys.path.count(str(user_dir)) == 1  # added once, not per load
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("cwd_named.py:helper", "agent 'cwd_named.py:helper' is a file name: give its module"),
+        ("./cwd_named.py", "agent './cwd_named.py' is a file name: give its module"),
+        ("cwd_named", "agent 'cwd_named' names no attribute: give the module and the Agent's name"),
+    ],
+)
+def test_a_file_name_or_a_lone_module_is_answered_with_the_spec_to_give(
+    user_dir: Path, spec: str, message: str
+) -> None:
+    write(user_dir, "cwd_named.py", AGENT_MODULE)
+    suggested = (
+        "'cwd_named:helper'" if "helper" in spec else "'cwd_named:agent' or 'cwd_named:helper'"
+    )
+    with pytest.raises(ConfigError) as refused:
+        load_agent(spec)
+    assert str(refused.value) == f"{message}, {suggested}"
+
+
+def test_a_file_in_a_subdirectory_is_named_as_its_dotted_module(user_dir: Path) -> None:
+    (user_dir / "agents").mkdir()
+    with pytest.raises(ConfigError) as refused:
+        load_agent("agents/greeter.py:agent")
+    assert str(refused.value) == (
+        "agent 'agents/greeter.py:agent' is a file name: give its module, 'agents.greeter:agent'"
+    )
 
 
 def test_what_the_module_has_is_listed(user_dir: Path) -> None:
