@@ -419,6 +419,30 @@ def test_serve_refuses_a_misspelled_memory_store(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_store_that_is_a_directory_or_another_file_says_what_to_give(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Not SQLite's "unable to open database file", which reads as a missing directory."""
+    demo = ["serve", "a2a_trio.demo:agent", "--port", "0"]
+    directory = tmp_path / "tasks.db"
+    directory.mkdir()
+    code, out, err = in_process(capsys, *demo, "--store", f"sqlite:///{directory}")
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: cannot open the task store 'sqlite:///{directory}': {directory} is a directory,"
+        f" not a SQLite file: name a file in it, such as sqlite:///{directory}/a2a_trio.db\n"
+    )
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a database, but long enough for SQLite to read a header from it" * 9)
+    code, out, err = in_process(capsys, *demo, "--store", str(notes))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: cannot open the task store {str(notes)!r}: file is not a database"
+        " (it is some other kind of file: name a new file or an a2a_trio store)\n"
+    )
+    assert notes.read_text().startswith("not a database")  # left as it was
+
+
 def test_serve_failures_are_one_line(
     tmp_path: Path, unused_port: int, capsys: pytest.CaptureFixture[str]
 ) -> None:
