@@ -666,9 +666,15 @@ async def test_a_streaming_notification_gets_no_event_stream(http: httpx.AsyncCl
 
 
 async def test_an_internal_handler_error_fails_the_task_generically(
-    http: httpx.AsyncClient,
+    http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
 ) -> None:
     task = await new_task(http, "x", skill="boom")
+    (logged,) = [r for r in caplog.records if r.name == "a2a_trio.runtime"]
+    assert logged.exc_info is not None  # the author's traceback, in the server's log only
+    assert logged.getMessage() == (
+        f"skill 'boom' failed on task {task['id']}; its client is told only {INTERNAL_FAILURE!r}"
+        " (to tell it why, raise TaskFailed('a message for the client'))"
+    )
     assert task["status"]["state"] == "TASK_STATE_FAILED"
     assert task["status"]["message"]["role"] == "ROLE_AGENT"
     assert task["status"]["message"]["parts"] == [{"text": INTERNAL_FAILURE}]
