@@ -61,6 +61,7 @@ async def check_store(store: StoreFactory) -> None:
 STORE_HINTS = (
     ("unable to open database file", "does its directory exist, and may you write there?"),
     ("password authentication failed", "check the user name and password in the store URL"),
+    ('FATAL: database "', "create that database, or fix its name at the end of the store URL"),
     (
         "file is not a database",
         "it is some other kind of file: name a new file or an a2a_trio store",
