@@ -6,6 +6,7 @@ Used at the edges (``a2a_trio.app``, the CLI); errors say what to fix, never a t
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import sqlite3
 import sys
@@ -20,6 +21,8 @@ from .errors import StoreError
 from .runtime import Agent
 from .server import StoreFactory
 from .store import DEFAULT_RETENTION, Retention, StoreSchemaError
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_STORE = "sqlite:///a2a_trio.db"
 """Where a served agent keeps its tasks unless told otherwise (the hosted app and the CLI):
@@ -97,6 +100,13 @@ def load_agent(spec: str) -> Agent:
     module = _import(module_name, spec)
     found = getattr(module, attribute, _MISSING)
     if isinstance(found, Agent):
+        if not found.skills:
+            logger.warning(
+                "agent %s declares no skills, so every message to it is refused"
+                " (declare one with @%s.skill on an async def taking the task's context)",
+                spec,
+                attribute,
+            )
         return found
     if found is _MISSING:
         problem = f"module {module_name!r} has no attribute {attribute!r}"
