@@ -64,9 +64,14 @@ class Skill:
 
 def check_handler(skill_id: str, handler: Callable[..., object]) -> None:
     """Refuse where the skill is declared a handler the runtime could not run, instead of
-    failing every task it is given later: a plain ``def`` (unless it wraps an ``async def``)
-    or a function that cannot be called with the task's context alone."""
-    how = f"declare it as `async def {skill_id}(ctx: TaskContext)`"
+    failing every task it is given later: an async generator, a plain ``def`` (unless it wraps
+    an ``async def``) or a function that cannot be called with the task's context alone."""
+    how = f"declare it as `async def {getattr(handler, '__name__', skill_id)}(ctx: TaskContext)`"
+    if inspect.isasyncgenfunction(handler):
+        raise AgentMisuseError(
+            f"skill {skill_id!r} yields: a skill returns its answer; to stream it in pieces,"
+            " `await ctx.emit_artifact(chunk, ...)` each one instead of yielding it"
+        )
     if inspect.isfunction(handler) and not any(
         inspect.iscoroutinefunction(f) for f in (handler, inspect.unwrap(handler))
     ):

@@ -4,7 +4,7 @@ could not run refused where they are declared rather than failing every task lat
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 import trio
@@ -44,6 +44,10 @@ async def two_arguments(ctx: TaskContext, text: str) -> str:
     return text
 
 
+async def chunks(ctx: TaskContext) -> AsyncIterator[str]:
+    yield "a"
+
+
 @pytest.mark.parametrize(
     ("handler", "says"),
     [
@@ -62,6 +66,11 @@ async def two_arguments(ctx: TaskContext, text: str) -> str:
             "skill 'two_arguments' cannot take the task's context as its one argument"
             " (it takes (ctx, text)): declare it as `async def two_arguments(ctx: TaskContext)`",
         ),
+        (
+            chunks,
+            "skill 'chunks' yields: a skill returns its answer; to stream it in pieces,"
+            " `await ctx.emit_artifact(chunk, ...)` each one instead of yielding it",
+        ),
     ],
 )
 def test_a_handler_the_runtime_cannot_run_is_refused_where_declared(
@@ -72,6 +81,11 @@ def test_a_handler_the_runtime_cannot_run_is_refused_where_declared(
         agent.skill()(handler)  # type: ignore[arg-type]
     assert str(refused.value).startswith(says)
     assert agent.skills == ()
+
+
+def test_the_declaration_to_write_names_the_function_not_the_skill_id() -> None:
+    with pytest.raises(AgentMisuseError, match=r"declare it as `async def sync_greet\(ctx"):
+        Agent("Greeter").skill("greet")(sync_greet)  # type: ignore[arg-type]
 
 
 def test_handlers_that_await_to_an_answer_are_accepted() -> None:
