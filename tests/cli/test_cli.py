@@ -195,7 +195,13 @@ def test_runtime_errors_exit_2(
     ("args", "text"),
     [
         (["send"], "Missing argument 'url'"),
-        (["send", "http://x", "hi", "--bogus"], "No such option"),
+        (["send", "http://x", "hi", "--bogus"], "No such option: --bogus (see 'a2a-trio send"),
+        (  # a message text starting with '-' reads as an option: say how to send it
+            ["stream", "http://x", "-5 degrees"],
+            "No such option: -5 (for a text starting with '-', put -- before it:"
+            " a2a-trio stream URL -- '-5 ...'; see 'a2a-trio stream --help')",
+        ),
+        (["card", "http://x", "-j"], "No such option: -j (see 'a2a-trio card --help')"),
         (["frobnicate"], "No such command"),
         (["send", "http://x", "hi", "--header", "no-colon"], "must look like 'Name: value'"),
         (["list", "http://x", "--state", "sleepy"], "not a task state"),
