@@ -28,6 +28,7 @@ from ..errors import (
     InternalError,
     InvalidParamsError,
     InvalidRequestError,
+    Mention,
     MethodNotFoundError,
     Spelling,
     VersionNotSupportedError,
@@ -246,7 +247,8 @@ class JsonRpcEndpoint:
         else:  # JSON, like every other refusal here, not the fallback's 404 page
             headers = _headers(scope)
             allow = [(b"allow", rpc.ALLOW.encode())]
-            await _refuse(send, headers, rpc.wrong_verb(scope["method"]), allow, status=405)
+            wrong = rpc.wrong_verb(scope["method"], Mention.PUBLIC_CARD.value)
+            await _refuse(send, headers, wrong, allow, status=405)
 
     async def _handle(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         headers = _headers(scope)
