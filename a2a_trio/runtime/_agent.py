@@ -62,7 +62,7 @@ class Skill:
         )
 
 
-def check_handler(skill_id: str, handler: Callable[..., object]) -> None:
+def _check_handler(skill_id: str, handler: Callable[..., object]) -> None:
     """Refuse where the skill is declared a handler the runtime could not run, instead of
     failing every task it is given later: an async generator, a plain ``def`` (unless it wraps
     an ``async def``) or a function that cannot be called with the task's context alone."""
@@ -180,7 +180,7 @@ class Agent:
 
         def register(handler: Handler) -> Handler:
             skill_id = (id if isinstance(id, str) else None) or handler.__name__
-            check_handler(skill_id, handler)
+            _check_handler(skill_id, handler)
             doc = (handler.__doc__ or "").strip().split("\n\n")[0]
             self.add_skill(
                 Skill(
