@@ -579,6 +579,17 @@ def _in_option_terms(message: str) -> str:
 # --- entry point -------------------------------------------------------------------------
 
 
+def _text_hint(exc: typer.exceptions.TyperException, path: str) -> str:
+    """A message text starting with '-' (``a2a-trio send URL -5``) reads as an unknown short
+    option: say how to send it."""
+    ctx = getattr(exc, "ctx", None)
+    option = getattr(exc, "option_name", None) or ""
+    takes_text = ctx is not None and any(p.name == "text" for p in ctx.command.params)
+    if not takes_text or not option.startswith("-") or option.startswith("--"):
+        return ""
+    return f"for a text starting with '-', put -- before it: {path} URL -- '{option} ...'; "
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code (usage errors give 1, not click's 2)."""
     command = typer.main.get_command(app)
@@ -595,7 +606,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ctx = getattr(exc, "ctx", None)
         path = ctx.command_path if ctx is not None else "a2a-trio"
         if message := exc.format_message():  # empty when help was shown for a bare command
-            typer.echo(f"error: {message} (see '{path} --help')", err=True)
+            hint = _text_hint(exc, path)
+            typer.echo(f"error: {message} ({hint}see '{path} --help')", err=True)
         return 1
     except typer.Abort:
         typer.echo("aborted", err=True)

@@ -6,6 +6,7 @@ Used at the edges (``a2a_trio.app``, the CLI); errors say what to fix, never a t
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import sqlite3
 import sys
@@ -20,6 +21,8 @@ from .errors import StoreError
 from .runtime import Agent
 from .server import StoreFactory
 from .store import DEFAULT_RETENTION, Retention, StoreSchemaError
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_STORE = "sqlite:///a2a_trio.db"
 """Where a served agent keeps its tasks unless told otherwise (the hosted app and the CLI):
@@ -61,6 +64,11 @@ async def check_store(store: StoreFactory) -> None:
 STORE_HINTS = (
     ("unable to open database file", "does its directory exist, and may you write there?"),
     ("password authentication failed", "check the user name and password in the store URL"),
+    ('FATAL: database "', "create that database, or fix its name at the end of the store URL"),
+    (
+        "file is not a database",
+        "it is some other kind of file: name a new file or an a2a_trio store",
+    ),
 )
 """What to change when the reason a store gave (SQLite's, libpq's) does not say it."""
 
@@ -85,19 +93,64 @@ def load_agent(spec: str) -> Agent:
             the ``__cause__``), or the attribute is missing or not an ``Agent``.
     """
     module_name, _, attribute = spec.partition(":")
-    if not module_name or not attribute or module_name.startswith("."):
+    if _is_file_name(module_name) or (module_name and not attribute):
+        raise ConfigError(_spelling_hint(spec, module_name, attribute))
+    if not module_name or module_name.startswith("."):
         raise ConfigError(f"agent {spec!r} must look like 'package.module:attribute'")
     module = _import(module_name, spec)
     found = getattr(module, attribute, _MISSING)
     if isinstance(found, Agent):
+        if not found.skills:
+            logger.warning(
+                "agent %s declares no skills, so every message to it is refused"
+                " (declare one with @%s.skill on an async def taking the task's context)",
+                spec,
+                attribute,
+            )
         return found
     if found is _MISSING:
         problem = f"module {module_name!r} has no attribute {attribute!r}"
     else:
         problem = f"{spec!r} is {type(found).__name__}, not an a2a_trio Agent"
-    agents = sorted(name for name, value in vars(module).items() if isinstance(value, Agent))
-    listed = ", ".join(f"{module_name}:{name}" for name in agents)
-    raise ConfigError(f"{problem} ({f'its agents: {listed}' if agents else 'it has no Agent'})")
+    listed = ", ".join(_agents_in(module, module_name))
+    raise ConfigError(f"{problem} ({f'its agents: {listed}' if listed else 'it has no Agent'})")
+
+
+def _agents_in(module: ModuleType, module_name: str) -> list[str]:
+    """The ``module:attribute`` spec of every :class:`Agent` the module holds."""
+    names = sorted(name for name, value in vars(module).items() if isinstance(value, Agent))
+    return [f"{module_name}:{name}" for name in names]
+
+
+def _is_file_name(module_name: str) -> bool:
+    return module_name.endswith(".py") or "/" in module_name or "\\" in module_name
+
+
+def _spelling_hint(spec: str, module_name: str, attribute: str) -> str:
+    """What to write instead of a file name (``mymodule.py:agent``, ``./mymodule.py``) or a
+    module without the Agent's name (``mymodule``): the spec that works, from where it works."""
+    if _is_file_name(module_name):
+        path = Path(module_name.replace("\\", "/"))
+        try:
+            relative = path.resolve().relative_to(Path.cwd().resolve())
+        except ValueError:  # outside the current directory: its module name depends on where
+            return (
+                f"agent {spec!r} is a file name: run from the directory holding"
+                f" {path.name} and give its module, '{path.stem}:{attribute or 'ATTRIBUTE'}'"
+            )
+        module_name = ".".join(relative.with_suffix("").parts)
+        problem = f"agent {spec!r} is a file name: give its module"
+    else:
+        problem = f"agent {spec!r} names no attribute: give the module and the Agent's name"
+    if attribute:
+        return f"{problem}, '{module_name}:{attribute}'"
+    try:
+        agents = _agents_in(_import(module_name, spec), module_name)
+    except ConfigError:  # a module that does not load: its own error comes with the fixed spec
+        agents = []
+    if not agents:
+        return f"{problem}, '{module_name}:ATTRIBUTE' (e.g. '{module_name}:agent')"
+    return f"{problem}, {' or '.join(repr(a) for a in agents)}"
 
 
 def _import(module_name: str, spec: str) -> ModuleType:
@@ -159,10 +212,11 @@ def _user_frame(exc: BaseException) -> tuple[str, int | None] | None:
     paths = sysconfig.get_paths()
     stdlib = {Path(paths[k]).resolve() for k in ("stdlib", "platstdlib")}
     installed = {Path(paths[k]).resolve() for k in ("purelib", "platlib")}
+    ours = Path(__file__).resolve().parent  # a2a_trio refusing a declaration: the user's call
     frames = [
         f
         for f in traceback.extract_tb(exc.__traceback__)
-        if not f.filename.startswith("<") and Path(f.filename).resolve() != Path(__file__).resolve()
+        if not f.filename.startswith("<") and ours not in Path(f.filename).resolve().parents
     ]
     for frame in reversed(frames):
         parents = set(Path(frame.filename).resolve().parents)

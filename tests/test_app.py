@@ -132,7 +132,8 @@ BAD_SETTINGS = [
     ),
     pytest.param(
         {"A2A_TRIO_AGENT": "a2a_trio.demo"},
-        "error: A2A_TRIO_AGENT: agent 'a2a_trio.demo' must look like 'package.module:attribute'",
+        "error: A2A_TRIO_AGENT: agent 'a2a_trio.demo' names no attribute: give the module and"
+        " the Agent's name, 'a2a_trio.demo:agent'",
         id="agent-malformed",
     ),
     pytest.param(
@@ -283,6 +284,23 @@ def test_a_wrong_postgres_password_says_what_to_check() -> None:
     assert "password authentication failed" in said
     assert said.endswith(" (check the user name and password in the store URL)")
     assert f"wrong-{real.password}" not in said
+
+
+@pytest.mark.postgres
+def test_a_missing_postgres_database_says_to_create_it() -> None:
+    from urllib.parse import urlsplit
+
+    from store.conftest import pg_base_url
+
+    from a2a_trio.app import app_from_env
+    from a2a_trio.loading import ConfigError
+
+    missing = urlsplit(pg_base_url())._replace(path="/a2a_trio_no_such_database")
+    with pytest.raises(ConfigError) as refused:
+        app_from_env({"A2A_TRIO_STORE": missing.geturl()})
+    said = str(refused.value)
+    assert 'database "a2a_trio_no_such_database" does not exist' in said
+    assert said.endswith(" (create that database, or fix its name at the end of the store URL)")
 
 
 async def test_asyncio_worker_fails_at_once_saying_what_to_do(tmp_path: Path) -> None:

@@ -39,6 +39,14 @@ def test_the_readme_shows_commands() -> None:
     assert {"a2a-trio serve mymodule:agent", "scripts/postgres.sh start"} <= set(README_COMMANDS)
 
 
+def test_the_readme_says_where_to_save_the_agent_it_serves() -> None:
+    """``a2a-trio serve mymodule:agent`` imports ``mymodule.py``: the line before the README's
+    agent must say to save it there, or a new user has a module to guess."""
+    readme = (ROOT / "README.md").read_text()
+    before_agent = readme[: readme.index(python_blocks("README.md")[0])].splitlines()
+    assert before_agent[-3].startswith("Save this as `mymodule.py` ")
+
+
 @pytest.mark.parametrize("command", README_COMMANDS)
 def test_readme_command_exists_with_its_options(command: str) -> None:
     """``a2a-trio`` commands by their ``--help``; scripts by their source (case labels, flags)."""

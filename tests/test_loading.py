@@ -31,7 +31,11 @@ def test_load_agent_by_module_and_attribute() -> None:
 @pytest.mark.parametrize(
     ("spec", "says"),
     [
-        ("a2a_trio.demo", "must look like 'package.module:attribute'"),
+        (
+            "a2a_trio.demo",
+            "^agent 'a2a_trio.demo' names no attribute: give the module and the Agent's name,"
+            " 'a2a_trio.demo:agent'$",
+        ),
         (".demo:agent", "must look like 'package.module:attribute'"),
         ("no_such_module_here:agent", "cannot import 'no_such_module_here'"),
         ("a2a_trio.no_such:agent", "cannot import 'a2a_trio.no_such'.*No module named"),
@@ -78,6 +82,53 @@ def test_a_module_in_the_current_directory_is_found(user_dir: Path) -> None:
     assert sys.path.count(str(user_dir)) == 1  # added once, not per load
 
 
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("cwd_named.py:helper", "agent 'cwd_named.py:helper' is a file name: give its module"),
+        ("./cwd_named.py", "agent './cwd_named.py' is a file name: give its module"),
+        ("cwd_named", "agent 'cwd_named' names no attribute: give the module and the Agent's name"),
+    ],
+)
+def test_a_file_name_or_a_lone_module_is_answered_with_the_spec_to_give(
+    user_dir: Path, spec: str, message: str
+) -> None:
+    write(user_dir, "cwd_named.py", AGENT_MODULE)
+    suggested = (
+        "'cwd_named:helper'" if "helper" in spec else "'cwd_named:agent' or 'cwd_named:helper'"
+    )
+    with pytest.raises(ConfigError) as refused:
+        load_agent(spec)
+    assert str(refused.value) == f"{message}, {suggested}"
+
+
+def test_a_file_in_a_subdirectory_is_named_as_its_dotted_module(user_dir: Path) -> None:
+    (user_dir / "agents").mkdir()
+    with pytest.raises(ConfigError) as refused:
+        load_agent("agents/greeter.py:agent")
+    assert str(refused.value) == (
+        "agent 'agents/greeter.py:agent' is a file name: give its module, 'agents.greeter:agent'"
+    )
+
+
+def test_an_agent_without_skills_is_loaded_with_a_warning(
+    user_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A forgotten decorator: served, but every message would be refused; say so at start."""
+    write(user_dir, "cwd_bare.py", AGENT_MODULE)
+    assert load_agent("cwd_bare:helper").skills == ()
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        (
+            "WARNING",
+            "agent cwd_bare:helper declares no skills, so every message to it is refused"
+            " (declare one with @helper.skill on an async def taking the task's context)",
+        )
+    ]
+    caplog.clear()
+    load_agent("a2a_trio.demo:agent")
+    assert caplog.records == []
+
+
 def test_what_the_module_has_is_listed(user_dir: Path) -> None:
     write(user_dir, "cwd_listed.py", AGENT_MODULE)
     listed = "(its agents: cwd_listed:agent, cwd_listed:helper)"
@@ -112,6 +163,23 @@ def test_what_the_module_has_is_listed(user_dir: Path) -> None:
         (
             {"cwd_syntax.py": "def f(:\n    pass\n"},
             "importing 'cwd_syntax' failed: SyntaxError: invalid syntax (cwd_syntax.py, line 1)",
+        ),
+        (  # a skill declared with a plain def: refused at its decorator, not at each task
+            {
+                "cwd_sync.py": "from a2a_trio import Agent\n\nagent = Agent('x')\n\n\n"
+                "@agent.skill()\ndef greet(ctx):\n    return 'hi'\n"
+            },
+            "importing 'cwd_sync' failed: AgentMisuseError: skill 'greet' is a plain function:"
+            " declare it as `async def greet(ctx: TaskContext)` (cwd_sync.py, line 6)",
+        ),
+        (  # a skill declared without the context parameter
+            {
+                "cwd_noctx.py": "from a2a_trio import Agent\n\nagent = Agent('x')\n\n\n"
+                "@agent.skill\nasync def greet():\n    return 'hi'\n"
+            },
+            "importing 'cwd_noctx' failed: AgentMisuseError: skill 'greet' cannot take the"
+            " task's context as its one argument (it takes ()): declare it as"
+            " `async def greet(ctx: TaskContext)` (cwd_noctx.py, line 6)",
         ),
         (  # a dependency of the user's module is missing, not the module itself
             {"cwd_dep.py": "\nimport no_such_dependency_here\n"},

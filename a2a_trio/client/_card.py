@@ -27,7 +27,7 @@ from .. import model as m
 from ..errors import A2AError, AuthenticationRequiredError
 from ..wire import V03, V1, loads
 from ._bindings import HTTP_JSON, JSONRPC, Binding, JsonRpcBinding, JsonRpcV03Binding, RestBinding
-from ._errors import AgentCardError
+from ._errors import AgentCardError, ClientError
 from ._options import DEFAULT_LIMITS, DEFAULT_TIMEOUTS, Limits, Timeouts
 from ._transport import (
     Origin,
@@ -202,7 +202,15 @@ async def fetch_card(
         if cache is not None:
             cache.store(card_url, card, response.headers)
         return card
-    raise AgentCardError(f"no agent card found (tried {', '.join(tried)})")
+    missing = f"no agent card found (tried {', '.join(tried)})"
+    root = show_origin(origin(url))
+    if url.rstrip("/") == root:
+        raise AgentCardError(missing)
+    try:  # a path too many (``/v1``, ``/a2a``): say so when the origin is the agent
+        await fetch_card(http, root, auth=auth, headers=headers, timeouts=timeouts, limits=limits)
+    except (ClientError, A2AError):  # no agent there either: the plain answer
+        raise AgentCardError(missing) from None
+    raise AgentCardError(f"{missing}; {root} has one: give that URL")
 
 
 def choose_binding(

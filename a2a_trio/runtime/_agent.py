@@ -12,8 +12,9 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import attrs
 
@@ -59,6 +60,38 @@ class Skill:
             input_modes=self.input_modes,
             output_modes=self.output_modes,
         )
+
+
+def _check_handler(skill_id: str, handler: Callable[..., object]) -> None:
+    """Refuse where the skill is declared a handler the runtime could not run, instead of
+    failing every task it is given later: an async generator, a plain ``def`` (unless it wraps
+    an ``async def``) or a function that cannot be called with the task's context alone."""
+    how = f"declare it as `async def {getattr(handler, '__name__', skill_id)}(ctx: TaskContext)`"
+    if inspect.isasyncgenfunction(handler):
+        raise AgentMisuseError(
+            f"skill {skill_id!r} yields: a skill returns its answer; to stream it in pieces,"
+            " `await ctx.emit_artifact(chunk, ...)` each one instead of yielding it"
+        )
+    if inspect.isfunction(handler) and not any(
+        inspect.iscoroutinefunction(f) for f in (handler, inspect.unwrap(handler))
+    ):
+        raise AgentMisuseError(f"skill {skill_id!r} is a plain function: {how}")
+    try:
+        signature = inspect.signature(handler)
+    except (TypeError, ValueError):  # no signature to read (some builtins): the call will tell
+        return
+    try:
+        signature.bind(object())
+    except TypeError:
+        empty = inspect.Parameter.empty
+        bare = signature.replace(
+            parameters=[p.replace(annotation=empty) for p in signature.parameters.values()],
+            return_annotation=empty,
+        )
+        raise AgentMisuseError(
+            f"skill {skill_id!r} cannot take the task's context as its one argument"
+            f" (it takes {bare}): {how}"
+        ) from None
 
 
 class Agent:
@@ -109,6 +142,10 @@ class Agent:
             self._default = skill.id
         return skill
 
+    @overload
+    def skill(self, id: Handler, /) -> Handler: ...
+
+    @overload
     def skill(
         self,
         id: str | None = None,
@@ -122,12 +159,28 @@ class Agent:
         default: bool = False,
         message_only: bool = False,
         resumable: bool = False,
-    ) -> Callable[[Handler], Handler]:
+    ) -> Callable[[Handler], Handler]: ...
+
+    def skill(
+        self,
+        id: str | Handler | None = None,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        tags: Iterable[str] = (),
+        examples: Iterable[str] = (),
+        input_modes: Iterable[str] = (),
+        output_modes: Iterable[str] = (),
+        default: bool = False,
+        message_only: bool = False,
+        resumable: bool = False,
+    ) -> Handler | Callable[[Handler], Handler]:
         """Decorator declaring an async handler as a skill (id and description default to the
-        function's name and docstring)."""
+        function's name and docstring); ``@agent.skill`` without parentheses works too."""
 
         def register(handler: Handler) -> Handler:
-            skill_id = id or handler.__name__
+            skill_id = (id if isinstance(id, str) else None) or handler.__name__
+            _check_handler(skill_id, handler)
             doc = (handler.__doc__ or "").strip().split("\n\n")[0]
             self.add_skill(
                 Skill(
@@ -146,7 +199,7 @@ class Agent:
             )
             return handler
 
-        return register
+        return register(id) if callable(id) else register
 
     def resolve(self, message: m.Message, request_metadata: m.JsonObject | None = None) -> Skill:
         """The skill a message asks for (``metadata.skillId``), or the default skill."""

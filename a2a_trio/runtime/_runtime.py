@@ -803,7 +803,13 @@ class TaskRuntime:
             outage = _only_outage(exc)
             if outage is not None:  # the outage, met in a task of the handler's own nursery
                 raise outage from exc
-            logger.exception("skill %r failed on task %s", job.skill.id, job.id)
+            logger.exception(
+                "skill %r failed on task %s; its client is told only %r (to tell it why,"
+                " raise TaskFailed('a message for the client'))",
+                job.skill.id,
+                job.id,
+                INTERNAL_FAILURE,
+            )
             return TaskUpdate(
                 state=m.TaskState.FAILED, status_message=agent_message(job.task, INTERNAL_FAILURE)
             )

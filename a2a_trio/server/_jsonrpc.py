@@ -122,10 +122,14 @@ ALLOW: Final = "POST"
 """The one verb a JSON-RPC endpoint takes; the ``Allow`` header of a wrong verb's 405."""
 
 
-def wrong_verb(verb: str) -> InvalidRequestError:
+def wrong_verb(verb: str, card_path: str) -> InvalidRequestError:
     """The error for any verb but POST on a JSON-RPC endpoint, answered 405 with ``Allow:
-    POST`` (the A2A JSON-RPC endpoint and the legacy surfaces alike)."""
-    return InvalidRequestError(f"{verb[:20]} is not allowed here: POST a JSON-RPC request")
+    POST`` (the A2A JSON-RPC endpoint and the legacy surfaces alike); it names the card, what
+    a browser opening the agent's URL was most likely after."""
+    return InvalidRequestError(
+        f"{verb[:20]} is not allowed here: POST a JSON-RPC request, or GET {card_path} for"
+        " the agent card"
+    )
 
 
 def request_id(document: Any) -> RequestId:

@@ -28,6 +28,7 @@ from ..errors import (
     InternalError,
     InvalidParamsError,
     InvalidRequestError,
+    Mention,
     MethodNotFoundError,
     Spelling,
     VersionNotSupportedError,
@@ -40,7 +41,7 @@ from ._body import BodyTooLargeError, BodyTooSlowError, body_deadline
 from ._handler import UNEXPECTED_FAILURE
 from ._rest import error_info
 from ._rpc_methods import V1_METHODS, CallInfo, Method, StreamingMethod
-from ._rpc_v03 import V03_METHODS, V03_VOCABULARY
+from ._rpc_v03 import V03_METHODS, V03_VOCABULARY, V1_NAME_OF_V03
 from ._sse import KEEPALIVE, STREAM_HEADERS, encode_event
 from ._streaming import stream_boundary
 from ._tenants import authenticated_owner, caller_scope, request_headers
@@ -104,10 +105,25 @@ def _served_version(requested: str, name: str | None) -> str:
 
 def lookup(name: str, headers: Mapping[str, str]) -> Method:
     """The method ``name`` in the table of the requested protocol version."""
-    method = METHOD_TABLES[_served_version(requested_version(headers), name)].get(name)
+    version = _served_version(requested_version(headers), name)
+    method = METHOD_TABLES[version].get(name)
     if method is None:
-        raise MethodNotFoundError(f"Method not found: {name[:100]!r}")
+        raise MethodNotFoundError(
+            f"Method not found: {name[:100]!r}{_v03_name_hint(name, version)}"
+        )
     return method
+
+
+def _v03_name_hint(name: str, version: str) -> str:
+    """A v0.3 method name sent with ``A2A-Version: 1.0`` (a client mixing the two versions):
+    the v1.0 name, or how to speak v0.3."""
+    v1_name = V1_NAME_OF_V03.get(name) if version == V1_0 else None
+    if v1_name is None:
+        return ""
+    return (
+        f" (an A2A v0.3 method; the request's A2A-Version header asks for 1.0, which calls it"
+        f" {v1_name!r}: use that name, or send no A2A-Version header to speak v0.3)"
+    )
 
 
 def last_event_id(value: str | None) -> int | None:
@@ -231,7 +247,8 @@ class JsonRpcEndpoint:
         else:  # JSON, like every other refusal here, not the fallback's 404 page
             headers = _headers(scope)
             allow = [(b"allow", rpc.ALLOW.encode())]
-            await _refuse(send, headers, rpc.wrong_verb(scope["method"]), allow, status=405)
+            wrong = rpc.wrong_verb(scope["method"], Mention.PUBLIC_CARD.value)
+            await _refuse(send, headers, wrong, allow, status=405)
 
     async def _handle(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         headers = _headers(scope)

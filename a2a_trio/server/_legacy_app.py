@@ -141,7 +141,7 @@ class LegacySurface:
     async def dispatch(self) -> Response:
         config = self._server.config
         if request.method != "POST":
-            wrong = rpc.wrong_verb(request.method)
+            wrong = rpc.wrong_verb(request.method, self._path + CARD_SUFFIX)
             return _answer(rpc.failure(None, wrong), status=405, headers={"Allow": rpc.ALLOW})
         headers = request_headers(request.headers.items())
         if config.legacy_bearer:

@@ -44,8 +44,8 @@ def _resubscribe_event(event: m.StreamEvent) -> Any:
     return V03.encode_stream_event(event, final=ends_resubscription(event))
 
 
-# v0.3 name -> the v1.0 method whose handler call it shares.
-_SAME_OPERATION: Final = {
+V1_NAME_OF_V03: Final = {
+    # v0.3 name -> the v1.0 method whose handler call it shares
     "message/send": "SendMessage",
     "message/stream": "SendStreamingMessage",
     "tasks/get": "GetTask",
@@ -61,7 +61,7 @@ _SAME_OPERATION: Final = {
 
 
 def _v03_method(name: str) -> Method:
-    shared = V1_METHODS[_SAME_OPERATION[name]]
+    shared = V1_METHODS[V1_NAME_OF_V03[name]]
     decode = v03_params(V03.PARAMS_BY_METHOD[name])
     if isinstance(shared, StreamingMethod):
         encode = _resubscribe_event if name == "tasks/resubscribe" else _stream_event
@@ -73,7 +73,7 @@ def _v03_method(name: str) -> Method:
     return UnaryMethod(decode, shared.call, _encode)
 
 
-V03_METHODS: Final[dict[str, Method]] = {name: _v03_method(name) for name in _SAME_OPERATION}
+V03_METHODS: Final[dict[str, Method]] = {name: _v03_method(name) for name in V1_NAME_OF_V03}
 
 V03_CARD_MENTIONS: Final = {
     Mention.EXTENDED_CARD: "supportsAuthenticatedExtendedCard",

@@ -191,8 +191,15 @@ async def open_sqlite_store(
 ) -> AsyncIterator[SqlTaskStore]:
     """A task store in the SQLite file at ``path`` (created, and migrated, as needed).
 
-    Raises ``StoreSchemaError`` when the file was written by a newer a2a_trio.
+    Raises ``StoreSchemaError`` when the file was written by a newer a2a_trio, and
+    ``IsADirectoryError`` when ``path`` is a directory (SQLite's own word for it, "unable to
+    open database file", reads as a missing directory).
     """
+    if await trio.Path(path).is_dir():
+        raise IsADirectoryError(
+            f"{path} is a directory, not a SQLite file: name a file in it,"
+            f" such as sqlite:///{path.rstrip('/')}/a2a_trio.db"
+        )
     driver = SqliteDriver(path, synchronous=synchronous, readers=readers)
     try:
         await driver.start()

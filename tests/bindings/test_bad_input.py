@@ -175,7 +175,11 @@ async def test_legacy_surface_wrong_verb(http: httpx.AsyncClient, verb: str) -> 
     for path in ("/echo", "/echo/"):
         response = await http.request(verb, path)
         assert (response.status_code, response.headers["allow"]) == (405, "POST")
-        assert response.json()["error"]["code"] == -32600
+        assert response.json()["error"] == {
+            "code": -32600,
+            "message": f"{verb} is not allowed here: POST a JSON-RPC request, or GET"
+            " /echo/.well-known/agent.json for the agent card",
+        }
 
 
 @pytest.mark.parametrize("verb", ["GET", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "FROB"])
@@ -190,6 +194,10 @@ async def test_jsonrpc_path_wrong_verb_is_405_json(
     assert response.headers["content-type"] == "application/json"
     body = response.json()
     assert (body["jsonrpc"], body["id"], body["error"]["code"]) == ("2.0", None, -32600)
+    assert body["error"]["message"] == (  # a browser opening the agent's URL: where the card is
+        f"{verb} is not allowed here: POST a JSON-RPC request, or GET"
+        " /.well-known/agent-card.json for the agent card"
+    )
     if headers:  # 1.0's error shape: an ErrorInfo in data
         assert body["error"]["data"][0]["reason"] == "INVALID_REQUEST"
     head = await http.head("/", headers=headers)

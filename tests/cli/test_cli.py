@@ -195,12 +195,19 @@ def test_runtime_errors_exit_2(
     ("args", "text"),
     [
         (["send"], "Missing argument 'url'"),
-        (["send", "http://x", "hi", "--bogus"], "No such option"),
+        (["send", "http://x", "hi", "--bogus"], "No such option: --bogus (see 'a2a-trio send"),
+        (  # a message text starting with '-' reads as an option: say how to send it
+            ["stream", "http://x", "-5 degrees"],
+            "No such option: -5 (for a text starting with '-', put -- before it:"
+            " a2a-trio stream URL -- '-5 ...'; see 'a2a-trio stream --help')",
+        ),
+        (["card", "http://x", "-j"], "No such option: -j (see 'a2a-trio card --help')"),
         (["frobnicate"], "No such command"),
         (["send", "http://x", "hi", "--header", "no-colon"], "must look like 'Name: value'"),
         (["list", "http://x", "--state", "sleepy"], "not a task state"),
         (["serve", "no_such_module_here:agent"], "cannot import 'no_such_module_here'"),
-        (["serve", "a2a_trio.demo"], "must look like 'package.module:attribute'"),
+        (["serve", "a2a_trio.demo"], "names no attribute: give the module and the Agent's name"),
+        (["serve", "a2a_trio/demo.py:agent"], "is a file name: give its module, 'a2a_trio.demo"),
         (["serve", "a2a_trio.demo:agent", "--log-level", "loud"], "--log-level 'loud'"),
         (["serve", "a2a_trio.demo:nope"], "module 'a2a_trio.demo' has no attribute 'nope'"),
         (["serve", "a2a_trio.demo:MAX_COUNTDOWN"], "is int, not an a2a_trio Agent (its agents: "),
@@ -416,6 +423,30 @@ def test_serve_refuses_a_misspelled_memory_store(tmp_path: Path) -> None:
         " path such as ./memroy.db\n",
     )
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_store_that_is_a_directory_or_another_file_says_what_to_give(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Not SQLite's "unable to open database file", which reads as a missing directory."""
+    demo = ["serve", "a2a_trio.demo:agent", "--port", "0"]
+    directory = tmp_path / "tasks.db"
+    directory.mkdir()
+    code, out, err = in_process(capsys, *demo, "--store", f"sqlite:///{directory}")
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: cannot open the task store 'sqlite:///{directory}': {directory} is a directory,"
+        f" not a SQLite file: name a file in it, such as sqlite:///{directory}/a2a_trio.db\n"
+    )
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a database, but long enough for SQLite to read a header from it" * 9)
+    code, out, err = in_process(capsys, *demo, "--store", str(notes))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: cannot open the task store {str(notes)!r}: file is not a database"
+        " (it is some other kind of file: name a new file or an a2a_trio store)\n"
+    )
+    assert notes.read_text().startswith("not a database")  # left as it was
 
 
 def test_serve_failures_are_one_line(

@@ -90,6 +90,22 @@ def test_sse_parser_example(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out == "[('7', '{\"a\": 1}'), ('7', 'split')] 1\n"
 
 
+@runs_examples("docs/client.md", 8)
+async def test_official_sdk_example_streams_the_echo(
+    demo_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The a2a-sdk example, run as written but for its ``asyncio.run`` line (the SDK's client
+    runs under trio too, as in tests/server/test_sdk_interop.py)."""
+    source = python_blocks("docs/client.md")[8]
+    run_line = 'asyncio.run(main("http://127.0.0.1:8000"))\n'
+    assert source.endswith(run_line)
+    namespace: dict[str, Any] = {}
+    exec(compile(source.removesuffix(run_line), "client.md[8]", "exec"), namespace)
+    with trio.fail_after(30):
+        await namespace["main"](demo_url)
+    assert capsys.readouterr().out == "artifact: hi\nstatus: TASK_STATE_COMPLETED\n"
+
+
 def test_cli_docs_cover_every_command() -> None:
     text = (DOCS / "cli.md").read_text()
     documented = set(re.findall(r"^### `a2a-trio (\w+)", text, re.M))

@@ -49,6 +49,36 @@ async def test_an_html_error_page_is_named_not_quoted() -> None:
     assert caught.value.status_code == 404
 
 
+async def html_404(request: Request, reply: Reply) -> None:
+    await reply.send(404, HTML_PAGE, "text/html")
+
+
+@pytest.mark.parametrize("path", ["/v1", "/a2a/", "/.well-known/agent-card"])
+async def test_a_path_too_many_names_the_origin_that_has_the_card(path: str) -> None:
+    """``/v1``, ``/a2a``: no card under the path, but the agent is at the origin: say so."""
+    async with open_stub_agent(html_404) as agent, httpx.AsyncClient() as http:
+        with pytest.raises(AgentCardError) as caught:
+            await fetch_card(http, agent.url + path)
+    base = agent.url + path.rstrip("/")
+    assert str(caught.value) == (
+        f"no agent card found (tried {base}/.well-known/agent-card.json,"
+        f" {base}/.well-known/agent.json); {agent.url} has one: give that URL"
+    )
+
+
+async def test_no_card_under_a_path_nor_at_the_origin_is_the_plain_answer() -> None:
+    async with (
+        open_stub_agent(html_404, serves_card=False) as server,
+        httpx.AsyncClient() as http,
+    ):
+        with pytest.raises(AgentCardError) as caught:
+            await fetch_card(http, server.url + "/a2a")
+    assert str(caught.value) == (
+        f"no agent card found (tried {server.url}/a2a/.well-known/agent-card.json,"
+        f" {server.url}/a2a/.well-known/agent.json)"
+    )
+
+
 async def test_a_card_refused_with_a_status_carries_it() -> None:
     async def forbidden(request: Request, reply: Reply) -> None:
         await reply.send(403, HTML_PAGE, "text/html")

@@ -222,6 +222,20 @@ async def test_unknown_method_is_method_not_found(http: httpx.AsyncClient) -> No
         assert len(error["message"]) < 300  # the name is quoted, but bounded
 
 
+async def test_a_v03_method_asked_for_as_1_0_gets_its_1_0_name(http: httpx.AsyncClient) -> None:
+    """A client mixing the versions (v0.3 method names, ``A2A-Version: 1.0``) is told both ways
+    out; without the header the same request is served as v0.3."""
+    params = {"message": {"messageId": "m1", "role": "user", "parts": [{"text": "hi"}]}}
+    error = error_of(await call(http, "tasks/get", {"id": "t1"}, rid="v"), "v")
+    assert error["message"] == (
+        "Method not found: 'tasks/get' (an A2A v0.3 method; the request's A2A-Version header"
+        " asks for 1.0, which calls it 'GetTask': use that name, or send no A2A-Version header"
+        " to speak v0.3)"
+    )
+    as_v03 = await http.post("/", json=rpc("message/send", params), headers={"A2A-Version": ""})
+    assert result_of(as_v03, 1)["kind"] == "task"
+
+
 async def test_params_must_be_an_object(http: httpx.AsyncClient) -> None:
     params: object
     for params in ([], "x", 3, None, True):
@@ -652,9 +666,15 @@ async def test_a_streaming_notification_gets_no_event_stream(http: httpx.AsyncCl
 
 
 async def test_an_internal_handler_error_fails_the_task_generically(
-    http: httpx.AsyncClient,
+    http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
 ) -> None:
     task = await new_task(http, "x", skill="boom")
+    (logged,) = [r for r in caplog.records if r.name == "a2a_trio.runtime"]
+    assert logged.exc_info is not None  # the author's traceback, in the server's log only
+    assert logged.getMessage() == (
+        f"skill 'boom' failed on task {task['id']}; its client is told only {INTERNAL_FAILURE!r}"
+        " (to tell it why, raise TaskFailed('a message for the client'))"
+    )
     assert task["status"]["state"] == "TASK_STATE_FAILED"
     assert task["status"]["message"]["role"] == "ROLE_AGENT"
     assert task["status"]["message"]["parts"] == [{"text": INTERNAL_FAILURE}]
