@@ -4,7 +4,7 @@ The agent author's API: declare an :class:`Agent`, write skills as async functio
 :class:`TaskContext`, and :func:`serve` it (or run ``hypercorn -k trio a2a_trio.app:app``).
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING
 
 from .errors import A2AError, AgentMisuseError
 from .model import (
@@ -32,12 +32,30 @@ from .runtime import (
     TaskFailed,
     TaskRejected,
 )
-from .server import ServerConfig, create_app, serve
 
-try:
-    __version__ = version("a2a-trio")
-except PackageNotFoundError:  # running from a source tree without installation
-    __version__ = "0.0.0"
+if TYPE_CHECKING:
+    from .server import ServerConfig, create_app, serve
+
+    __version__: str
+
+
+def __getattr__(name: str) -> object:
+    """The server's names and the version, looked up on first use: the client and the CLI's
+    client commands then start without loading Quart, hypercorn and the package metadata
+    (about half of what ``a2a-trio send`` spent importing)."""
+    if name in {"ServerConfig", "create_app", "serve"}:
+        from . import server
+
+        return getattr(server, name)
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("a2a-trio")
+        except PackageNotFoundError:  # running from a source tree without installation
+            return "0.0.0"
+    raise AttributeError(f"module 'a2a_trio' has no attribute {name!r}")
+
 
 __all__ = [
     "A2AError",

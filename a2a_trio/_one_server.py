@@ -20,6 +20,10 @@ from functools import partial
 from .store import DEFAULT_RETENTION, Retention, TaskStore, open_store
 from .store._open import sqlite_path
 
+DEFAULT_STORE = "sqlite:///a2a_trio.db"
+"""Where a served agent keeps its tasks unless told otherwise (the hosted app and the CLI):
+a SQLite file in the working directory, so tasks survive a restart."""
+
 
 class StoreInUseError(Exception):
     """Another server holds the store; the message says which lock and what to do."""

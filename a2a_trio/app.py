@@ -32,8 +32,8 @@ import attrs
 import trio
 
 from ._asgi import TrioOnly
+from ._one_server import DEFAULT_STORE
 from .loading import (
-    DEFAULT_STORE,
     ConfigError,
     StoreOpenError,
     check_store,

@@ -28,8 +28,8 @@ from ._cli._running import (
     run_command,
 )
 from ._cli._serving import host_problem, listen_problem, store_problem
-from ._cli._signals import serve_until_signalled
 from ._cli._view import TaskView, card_view, tasks_table
+from ._one_server import DEFAULT_STORE
 from .client import (
     HTTP_JSON,
     JSONRPC,
@@ -42,7 +42,6 @@ from .client import (
     open_client,
 )
 from .errors import MethodNotFoundError
-from .loading import DEFAULT_STORE
 from .wire import V1, dumps
 
 app = typer.Typer(
@@ -507,6 +506,7 @@ def serve(
 ) -> None:
     """Serve an agent until SIGINT/SIGTERM (then drain running tasks gracefully; a second
     signal stops at once)."""
+    from ._cli._signals import serve_until_signalled
     from .loading import ConfigError, StoreOpenError, check_store, load_agent, store_factory
     from .runtime import RuntimeConfig
     from .server import ServerConfig, raise_open_file_limit, tune_gc_for_streams

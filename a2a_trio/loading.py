@@ -24,10 +24,6 @@ from .store import DEFAULT_RETENTION, Retention, StoreSchemaError
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_STORE = "sqlite:///a2a_trio.db"
-"""Where a served agent keeps its tasks unless told otherwise (the hosted app and the CLI):
-a SQLite file in the working directory, so tasks survive a restart."""
-
 
 class StoreOpenError(Exception):
     """The task store could not be opened; the message is the reason, on one line, without

@@ -5,8 +5,10 @@ from __future__ import annotations
 import errno
 import ipaddress
 import re
+from typing import TYPE_CHECKING
 
-from ..loading import StoreOpenError
+if TYPE_CHECKING:
+    from ..loading import StoreOpenError
 
 _HOST_NAME = re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.?", re.ASCII)
 

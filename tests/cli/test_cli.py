@@ -692,3 +692,20 @@ def test_trust_origin_lets_the_card_send_you_to_another_origin(
         assert json.loads(out)["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
         code, _, err = in_process(capsys, "card", url, "--trust-origin", "ftp://x")
         assert code == 1 and "--trust-origin" in err
+
+
+def test_the_client_commands_start_without_the_server() -> None:
+    """The CLI and the client import neither Quart nor hypercorn (about half of what
+    ``a2a-trio send`` spent starting, before); ``a2a-trio serve`` and ``a2a_trio.serve``
+    load them when used."""
+    probe = (
+        "import sys, a2a_trio.cli, a2a_trio.client\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'quart', 'hypercorn', 'flask'}))\n"
+        "print('a2a_trio.server' in sys.modules)\n"
+        "import a2a_trio\n"
+        "print(a2a_trio.serve.__module__, 'quart' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert result.stdout.splitlines() == ["[]", "False", "a2a_trio.server._serve True"]
