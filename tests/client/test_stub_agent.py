@@ -95,7 +95,13 @@ async def _end_early(reply: Reply) -> None:
     await reply.end_sse()  # a clean end, but before the task finished
 
 
-@pytest.mark.parametrize("cut", [_drop_connection, _end_early])
+async def _drop_inside_the_next_event(reply: Reply) -> None:
+    """The third event's ``id:`` line is out, its data and end are not: it must be resent."""
+    await reply.chunk(b'id: 3\ndata: {"jsonrpc": "2.0", "id": 1, "res')
+    await reply.stream.aclose()
+
+
+@pytest.mark.parametrize("cut", [_drop_connection, _end_early, _drop_inside_the_next_event])
 async def test_cut_stream_resumes_without_loss_or_repeats(
     cut: Cut,
 ) -> None:
