@@ -424,6 +424,35 @@ async def test_a_wait_cancelled_by_a_timeout_resumes_on_the_next_iteration() -> 
     assert agent.requests[-1].headers["last-event-id"] == "1"
 
 
+async def test_a_wait_cancelled_while_the_stream_resumes_resumes_on_the_next_iteration() -> None:
+    """The timeout lands in the backoff before the resubscribe: the stream is between two
+    connections, and the next iteration must resume it all the same."""
+
+    async def handler(request: Request, reply: Reply) -> None:
+        await reply.start_sse()
+        if method(request) == "SendStreamingMessage":
+            await reply.event(stream_result(TASK), event_id="1")
+            await reply.stream.aclose()  # dropped: the client resumes after its backoff
+            return
+        await reply.event(stream_result(status(m.TaskState.COMPLETED)), event_id="2")
+        await reply.end_sse()
+
+    slow = Reconnect(attempts=3, initial_delay=0.5)
+    async with (
+        open_stub_agent(handler) as agent,
+        open_client(agent.url, reconnect=slow) as client,
+        client.stream("go") as events,
+    ):
+        assert await anext(events) == TASK
+        with trio.move_on_after(0.2) as scope:
+            await anext(events)
+        assert scope.cancelled_caught
+        rest = [event async for event in events]
+    assert rest == [status(m.TaskState.COMPLETED)]
+    assert agent.requests[-1].headers["last-event-id"] == "1"
+    assert client.statistics().open_streams == 0
+
+
 async def test_iter_tasks_follows_pages_and_may_stop_early() -> None:
     pages = {
         "": m.ListTasksResponse(tasks=(TASK,), next_page_token="p2", page_size=1, total_size=3),
