@@ -400,39 +400,21 @@ async def test_rest_paths_queries_and_aip193_errors() -> None:
     assert stream.json()["message"]["parts"] == [{"text": "go"}]
 
 
-async def test_a_wait_cancelled_by_a_timeout_resumes_on_the_next_iteration() -> None:
-    async def handler(request: Request, reply: Reply) -> None:
-        await reply.start_sse()
-        if method(request) == "SendStreamingMessage":
-            await reply.event(stream_result(TASK), event_id="1")
-            await trio.sleep(5)  # silent until the client gives up waiting
-            return
-        await reply.event(stream_result(status(m.TaskState.COMPLETED)), event_id="2")
-        await reply.end_sse()
-
-    async with (
-        open_stub_agent(handler) as agent,
-        open_client(agent.url, reconnect=FAST) as client,
-        client.stream("go") as events,
-    ):
-        assert await anext(events) == TASK
-        with trio.move_on_after(0.2) as scope:
-            await anext(events)
-        assert scope.cancelled_caught
-        rest = [event async for event in events]
-    assert rest == [status(m.TaskState.COMPLETED)]
-    assert agent.requests[-1].headers["last-event-id"] == "1"
+async def _fall_silent(reply: Reply) -> None:
+    await trio.sleep(5)  # silent until the client gives up waiting
 
 
-async def test_a_wait_cancelled_while_the_stream_resumes_resumes_on_the_next_iteration() -> None:
-    """The timeout lands in the backoff before the resubscribe: the stream is between two
-    connections, and the next iteration must resume it all the same."""
+@pytest.mark.parametrize("cut", [_fall_silent, _drop_connection])
+async def test_a_wait_cancelled_by_a_timeout_resumes_on_the_next_iteration(cut: Cut) -> None:
+    """The timeout lands while the stream waits on a silent connection, or (a dropped one)
+    in the backoff before the resubscribe, between two connections: either way the next
+    iteration resumes the stream."""
 
     async def handler(request: Request, reply: Reply) -> None:
         await reply.start_sse()
         if method(request) == "SendStreamingMessage":
             await reply.event(stream_result(TASK), event_id="1")
-            await reply.stream.aclose()  # dropped: the client resumes after its backoff
+            await cut(reply)
             return
         await reply.event(stream_result(status(m.TaskState.COMPLETED)), event_id="2")
         await reply.end_sse()
