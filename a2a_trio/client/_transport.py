@@ -159,8 +159,10 @@ async def close_response(response: httpx.Response, chunks: AsyncIterator[bytes] 
 
     Closing only the outermost of httpx's nested byte generators would leave the inner ones
     for the garbage collector (trio warns about each).  On a closed connection the next read
-    fails at the innermost level, and that error unwinds every generator in the chain.
-    Shielded from cancellation: the connection is released whatever happens.
+    fails at the innermost level, and that error unwinds every generator in the chain.  An
+    iterator never started has nothing to unwind: its first step finds the response closed
+    (``httpx.StreamClosed``, which is no ``HTTPError``).  Shielded from cancellation: the
+    connection is released whatever happens.
     """
     with trio.CancelScope(shield=True):
         await response.aclose()
@@ -168,7 +170,7 @@ async def close_response(response: httpx.Response, chunks: AsyncIterator[bytes] 
             try:
                 async for _ in chunks:
                     pass
-            except httpx.HTTPError:
+            except (httpx.HTTPError, httpx.StreamClosed):
                 pass
 
 

@@ -348,6 +348,24 @@ async def test_iterating_a_stream_without_entering_it_is_a_clear_error() -> None
             await anext(client.subscribe("t1"))
 
 
+async def test_leaving_a_stream_before_reading_it_closes_it_quietly() -> None:
+    """The body of the ``async with`` may end (or fail) before the first event is read: the
+    connection is closed, and nothing but the body's own error comes out."""
+
+    async def handler(request: Request, reply: Reply) -> None:
+        await reply.start_sse()
+        await reply.event(stream_result(TASK), event_id="1")
+        await trio.sleep(5)
+
+    async with open_stub_agent(handler) as agent, open_client(agent.url) as client:
+        async with client.stream("go"):
+            pass
+        with pytest.raises(KeyError, match="the caller's own"):
+            async with client.subscribe("t1"):
+                raise KeyError("the caller's own")
+        assert client.statistics().open_streams == 0
+
+
 async def test_rest_paths_queries_and_aip193_errors() -> None:
     not_found = {
         "error": {
