@@ -213,6 +213,40 @@ async def test_a_silent_stream_times_out_when_asked_to() -> None:
                 await anext(events)
 
 
+async def test_a_streaming_call_never_answered_times_out_after_the_read_timeout() -> None:
+    """No ``stream_read`` (the default: an idle stream is never cut), yet the answer's start
+    is bounded by ``read``, as a unary call's is: for the call and for a resume alike."""
+    streams = 0
+
+    async def handler(request: Request, reply: Reply) -> None:
+        nonlocal streams
+        streams += 1
+        if method(request) == "SendStreamingMessage" and streams == 1:
+            await reply.start_sse()
+            await reply.event(stream_result(TASK), event_id="1")
+            await reply.stream.aclose()  # dropped: the resubscribe is never answered
+            return
+        await trio.sleep(5)  # accepted, never answered
+
+    timeouts = Timeouts(read=0.3)
+    async with (
+        open_stub_agent(handler) as agent,
+        open_client(agent.url, timeouts=timeouts, reconnect=FAST) as client,
+    ):
+        with trio.fail_after(3), pytest.raises(TransportError, match="timed out waiting"):
+            async with client.stream("go") as events:
+                assert await anext(events) == TASK
+                await anext(events)
+        with trio.fail_after(3), pytest.raises(TransportError, match="timed out waiting"):
+            async with client.stream("go"):
+                pass
+    assert [method(r) for r in agent.requests[1:]] == [
+        "SendStreamingMessage",
+        *["SubscribeToTask"] * FAST.attempts,
+        "SendStreamingMessage",
+    ]
+
+
 BAD_ANSWERS = [
     (200, b"<html>oops</html>", "text/html", InvalidResponseError, "JSON-RPC response"),
     (500, b"internal meltdown", "text/plain", TransportError, "HTTP 500"),
