@@ -52,9 +52,11 @@ class Plan:
 
     def request_side(self) -> Plan:
         """What the request direction gets: a cut or a split of the request, else nothing."""
-        if self.fault in (Fault.CUT_REQUEST, Fault.SPLIT):
-            return self
-        return Plan(Fault.CLEAN)
+        return self if self.fault in (Fault.CUT_REQUEST, Fault.SPLIT) else Plan(Fault.CLEAN)
+
+    def answer_side(self) -> Plan:
+        """What the answer direction gets: every fault but a cut of the request."""
+        return Plan(Fault.CLEAN) if self.fault is Fault.CUT_REQUEST else self
 
 
 class FaultProxy:
@@ -80,7 +82,7 @@ class FaultProxy:
             hang_up = nursery.cancel_scope
             pump = partial(forward, hang_up=hang_up, tally=self.forwarded)
             nursery.start_soon(pump, downstream, upstream, plan.request_side(), "request")
-            nursery.start_soon(pump, upstream, downstream, plan, "answer")
+            nursery.start_soon(pump, upstream, downstream, plan.answer_side(), "answer")
 
 
 def random_plans(rng: random.Random, pauses: Sequence[float]) -> Iterator[Plan]:

@@ -169,7 +169,7 @@ class Soak:
         trickle = rng.random() < 0.5
         message = self.peer.trickle(text) if trickle else self.peer.echo(text)
         expected = self.peer.trickled(text) if trickle else text
-        await self.read(client.stream(message), expected, rng.choice([None, None, 1, 2]), rng)
+        await self.read(client.stream(message), expected, rng.choice([None, None, 0, 1, 2]), rng)
 
     async def start_and_subscribe(self, client: Client, rng: random.Random) -> None:
         text = words(rng)
@@ -187,9 +187,9 @@ class Soak:
     async def read(
         self, events: EventStream, text: str, limit: int | None, rng: random.Random
     ) -> None:
-        """Read ``events`` (all, or ``limit`` of them), perhaps giving up on some waits for an
-        event (the stream then resumes); a stream read to the end must say ``text`` exactly,
-        each numbered update once."""
+        """Read ``events`` (all, or ``limit`` of them: 0 leaves at once), perhaps giving up on
+        some waits for an event (the stream then resumes); a stream read to the end must say
+        ``text`` exactly, each numbered update once."""
         seen: list[tuple[str, m.StreamEvent]] = []
         patience = rng.choice([math.inf, math.inf, rng.uniform(0.1, 1.0)])
 
@@ -238,6 +238,16 @@ class Soak:
             if task_id in self.holding:
                 self.holding.remove(task_id)
 
+    async def abandon(self, client: Client, rng: random.Random) -> None:
+        """Give up on a call after a moment, as a caller with its own deadline does (the
+        client's later calls must not suffer; a task it may have made is not checked)."""
+        with trio.move_on_after(rng.uniform(0, 0.5)):
+            if self.tasks and rng.random() < 0.5:
+                task_id = rng.choice(list(self.tasks))
+                await self.call("abandoned", UNARY_BOUND, client.get_task(task_id))
+            else:
+                await self.call("abandoned", UNARY_BOUND, client.send(self.peer.echo("gone")))
+
     async def get(self, client: Client, rng: random.Random) -> None:
         if self.tasks:
             task_id = rng.choice(list(self.tasks))
@@ -269,6 +279,7 @@ class Soak:
             (self.cancel, 2),
             (self.get, 3),
             (self.list_tasks, 1),
+            (self.abandon, 1),
         ]
 
     async def client(self, rng: random.Random) -> None:
@@ -289,8 +300,14 @@ class Soak:
             client = await self.call("open", UNARY_BOUND, stack.enter_async_context(opening))
             if client is None:
                 return
-            for _ in range(rng.randrange(1, 8)):
-                await rng.choices(operations, weights)[0](client, rng)
+            chosen = rng.choices(operations, weights, k=rng.randrange(1, 8))
+            if rng.random() < 0.3:  # at once, sharing the client and its connections
+                async with trio.open_nursery() as nursery:
+                    for operation in chosen:
+                        nursery.start_soon(operation, client, random.Random(rng.getrandbits(64)))
+            else:
+                for operation in chosen:
+                    await operation(client, rng)
             assert client.statistics().open_streams == 0
 
     async def run(self, rng: random.Random, seconds: float) -> None:
@@ -358,6 +375,8 @@ def show(seen: list[tuple[str, m.StreamEvent]]) -> list[str]:
 
 # --- peers ----------------------------------------------------------------------------------
 
+SDK_BINDINGS = {"jsonrpc": (JSONRPC, "v1.0"), "rest": (HTTP_JSON, "v1.0"), "v03": (JSONRPC, "v0.3")}
+"""The SDK agent's bindings: which card offers each."""
 A2A_TRIO_BINDINGS = {
     "jsonrpc": (JSONRPC, "1.0"),
     "rest": (HTTP_JSON, "1.0"),
@@ -395,27 +414,32 @@ def a2a_trio_peer(server: str, proxy: FaultProxy) -> Peer:
     )
 
 
+def through(card: m.AgentCard, server: str, proxy: FaultProxy) -> m.AgentCard:
+    """``card`` with its interfaces at the proxy instead of the server."""
+    interfaces = card.supported_interfaces
+    moved = tuple(attrs.evolve(i, url=i.url.replace(server, proxy.url)) for i in interfaces)
+    return attrs.evolve(card, supported_interfaces=moved)
+
+
 async def sdk_peer(server: str, proxy: FaultProxy) -> Peer:
-    """The SDK agent's card names its own address: the soak's copy names the proxy's."""
+    """The SDK agent's cards (v1.0, and v0.3 for its v0.3 JSON-RPC) name its own address: the
+    soak's copies name the proxy's."""
     async with httpx.AsyncClient() as http:
         card = await fetch_card(http, server)
-    proxied = attrs.evolve(
-        card,
-        supported_interfaces=tuple(
-            attrs.evolve(i, url=i.url.replace(server, proxy.url)) for i in card.supported_interfaces
-        ),
-    )
+        cards = {"v1.0": through(card, server, proxy)}
+        cards["v0.3"] = through(await fetch_card(http, server + "/v03"), server, proxy)
 
-    def opener(binding: str, http: httpx.AsyncClient) -> AbstractAsyncContextManager[Client]:
+    def opener(name: str, http: httpx.AsyncClient) -> AbstractAsyncContextManager[Client]:
+        binding, version = SDK_BINDINGS[name]
         return open_client(
-            proxied, bindings=[binding], timeouts=TIMEOUTS, reconnect=RECONNECT, http=http
+            cards[version], bindings=[binding], timeouts=TIMEOUTS, reconnect=RECONNECT, http=http
         )
 
     return Peer(
         "a2a-sdk",
         opener,
         partial(open_client, card),
-        (JSONRPC, HTTP_JSON),
+        tuple(SDK_BINDINGS),
         numbered=False,
         echo=m.text_message,
         trickle=lambda text: m.text_message("slow " + text),
@@ -521,12 +545,11 @@ CLI_CASES: list[tuple[list[str], PlanFor, int, str]] = [
 
 
 async def card_exchange(server: str) -> Counter[str]:
-    """The bytes of a card request and its answer (what a command's first exchange moves)."""
-    async with (
-        open_fault_proxy(server, itertools.repeat(Plan(Fault.CLEAN))) as proxy,
-        httpx.AsyncClient() as http,
-    ):
-        await fetch_card(http, proxy.url)
+    """The bytes of the command line's card request and its answer (a command's first
+    exchange), as ``a2a-trio card`` moves them through a clean proxy."""
+    async with open_fault_proxy(server, itertools.repeat(Plan(Fault.CLEAN))) as proxy:
+        result = await run_cli(["card"], proxy.url)
+        assert result.returncode == 0, result.stderr
         return proxy.forwarded.copy()
 
 
@@ -548,7 +571,8 @@ async def test_cli_under_faults(a2a_trio_server: str) -> None:
     for index, (args, _, code, said) in enumerate(CLI_CASES):
         returncode, stdout, stderr = results[index]
         if code == 0:
-            ok = stderr == "" and json.loads(stdout)["status"]["state"] == "TASK_STATE_COMPLETED"
+            task = json.loads(stdout)["task"]
+            ok = stderr == "" and task["status"]["state"] == "TASK_STATE_COMPLETED"
         else:
             one_line = stderr.startswith("error: ") and stderr.count("\n") == 1
             ok = (stdout, one_line, said in stderr) == ("", True, True)
