@@ -85,15 +85,18 @@ class FaultProxy:
             nursery.start_soon(pump, upstream, downstream, plan.answer_side(), "answer")
 
 
-def random_plans(rng: random.Random, pauses: Sequence[float]) -> Iterator[Plan]:
-    """Seeded plans: about one connection in three passes clean; stalls and holds last one of
-    ``pauses`` seconds."""
+def random_plans(
+    rng: random.Random, *, stalls: Sequence[float], holds: Sequence[float]
+) -> Iterator[Plan]:
+    """Seeded plans: about one connection in three passes clean; a stall lasts one of
+    ``stalls`` seconds, a hold one of ``holds``."""
     faults = [Fault.CLEAN] * 4 + [fault for fault in Fault if fault is not Fault.CLEAN]
     while True:
+        fault = rng.choice(faults)
         yield Plan(
-            rng.choice(faults),
+            fault,
             at=rng.choice([0, 1, rng.randrange(2, 400), rng.randrange(400, 4000)]),
-            seconds=rng.choice(pauses),
+            seconds=rng.choice(holds if fault is Fault.LATE else stalls),
             chunk=rng.choice([1, 2, 3, 7, 13]),
         )
 

@@ -1,12 +1,14 @@
 """A randomized client soak: a2a_trio's client through a proxy that breaks connections.
 
-Real peers serve on 127.0.0.1: a2a_trio (hypercorn, memory store) on its v1.0 JSON-RPC,
-HTTP+JSON and v0.3 JSON-RPC bindings, and the official a2a-sdk server on its JSON-RPC and
-HTTP+JSON bindings.  Between the clients and each peer sits a :class:`FaultProxy` dealing each
-connection a seeded fault (clean, closed at once, request or answer cut after some bytes, answer
-stalled or held past the client's timeout, tiny writes, head only).  Client tasks with short
-timeouts pick random operations: blocking sends, streams read to the end or left early,
-subscriptions, gets, cancels, lists, card fetches.
+Real peers serve on 127.0.0.1, both on their v1.0 JSON-RPC, HTTP+JSON and v0.3 JSON-RPC
+bindings: a2a_trio (hypercorn, memory store) and the official a2a-sdk server (uvicorn).
+Between the clients and each peer sits a :class:`FaultProxy` dealing each connection a seeded
+fault (clean, closed at once, request or answer cut after some bytes, answer stalled or held
+past the client's timeout, tiny writes, head only).  Client tasks with short timeouts (a
+stream's silences bounded, or not, as by default) pick random operations, one after another or
+several at once on a shared client: blocking sends, streams read to the end, left early or
+unread, with waits given up on mid-stream, subscriptions, gets, cancels, lists, card fetches,
+calls given up on.
 
 The invariants: every call returns a correct answer (checked again against the peer's state
 once the load is over) or raises :class:`TransportError` (the proxy never alters a byte, so no
@@ -67,9 +69,14 @@ CLIENTS = 8
 TIMEOUT = 1.0
 """Every timeout of the soaked clients (connect, write, read, stream silence, card)."""
 TIMEOUTS = Timeouts(connect=TIMEOUT, read=TIMEOUT, write=TIMEOUT, stream_read=TIMEOUT, card=TIMEOUT)
+PATIENT_STREAMS = attrs.evolve(TIMEOUTS, stream_read=None)
+"""As the default is: no limit on a stream's silences (``read`` still bounds its start)."""
 RECONNECT = Reconnect(attempts=2, initial_delay=0.02, max_delay=0.1)
-PAUSES = (0.2, 3 * TIMEOUT)
-"""How long the proxy stalls or holds an answer: shorter than the timeout, or past it."""
+STALLS = (0.2, 3 * TIMEOUT)
+"""How long the proxy stalls an answer: shorter than the timeouts, or past them (a stream that
+bounds no silence waits it out)."""
+HOLDS = (3 * TIMEOUT, 120.0)
+"""How long the proxy holds an answer back: past the timeouts, or as good as forever."""
 UNARY_BOUND = 4 * TIMEOUT + 6
 """A unary call (or a stream's opening) ends within this: connect, write, the read timeout
 on a held answer, and room for a loaded machine."""
@@ -91,8 +98,8 @@ class Peer:
     and what its skills answer."""
 
     name: str
-    opener: Callable[[str, httpx.AsyncClient], AbstractAsyncContextManager[Client]]
-    """Opens a client on a binding, through the proxy, with an HTTP client."""
+    opener: Callable[[str, httpx.AsyncClient, Timeouts], AbstractAsyncContextManager[Client]]
+    """Opens a client on a binding, through the proxy, with an HTTP client and timeouts."""
     direct: Callable[[], AbstractAsyncContextManager[Client]]
     """Opens a client straight to the server (for the checks)."""
     bindings: tuple[str, ...]
@@ -296,7 +303,8 @@ class Soak:
         failed)."""
         operations, weights = zip(*self.operations(), strict=True)
         async with AsyncExitStack() as stack:
-            opening = self.peer.opener(rng.choice(self.peer.bindings), http)
+            timeouts = rng.choice([TIMEOUTS, PATIENT_STREAMS])
+            opening = self.peer.opener(rng.choice(self.peer.bindings), http, timeouts)
             client = await self.call("open", UNARY_BOUND, stack.enter_async_context(opening))
             if client is None:
                 return
@@ -389,13 +397,15 @@ def to(skill: str, text: str) -> m.Message:
 
 
 def a2a_trio_peer(server: str, proxy: FaultProxy) -> Peer:
-    def opener(name: str, http: httpx.AsyncClient) -> AbstractAsyncContextManager[Client]:
+    def opener(
+        name: str, http: httpx.AsyncClient, timeouts: Timeouts
+    ) -> AbstractAsyncContextManager[Client]:
         binding, version = A2A_TRIO_BINDINGS[name]
         return open_client(
             proxy.url,
             bindings=[binding],
             versions=[version],
-            timeouts=TIMEOUTS,
+            timeouts=timeouts,
             reconnect=RECONNECT,
             http=http,
         )
@@ -429,10 +439,12 @@ async def sdk_peer(server: str, proxy: FaultProxy) -> Peer:
         cards = {"v1.0": through(card, server, proxy)}
         cards["v0.3"] = through(await fetch_card(http, server + "/v03"), server, proxy)
 
-    def opener(name: str, http: httpx.AsyncClient) -> AbstractAsyncContextManager[Client]:
+    def opener(
+        name: str, http: httpx.AsyncClient, timeouts: Timeouts
+    ) -> AbstractAsyncContextManager[Client]:
         binding, version = SDK_BINDINGS[name]
         return open_client(
-            cards[version], bindings=[binding], timeouts=TIMEOUTS, reconnect=RECONNECT, http=http
+            cards[version], bindings=[binding], timeouts=timeouts, reconnect=RECONNECT, http=http
         )
 
     return Peer(
@@ -484,8 +496,8 @@ async def test_client_soak(
     caplog.set_level(logging.WARNING)
     rng = random.Random(seed)
     async with (
-        open_fault_proxy(a2a_trio_server, random_plans(rng, PAUSES)) as ours,
-        open_fault_proxy(sdk_agent, random_plans(rng, PAUSES)) as theirs,
+        open_fault_proxy(a2a_trio_server, random_plans(rng, stalls=STALLS, holds=HOLDS)) as ours,
+        open_fault_proxy(sdk_agent, random_plans(rng, stalls=STALLS, holds=HOLDS)) as theirs,
     ):
         peers = [a2a_trio_peer(a2a_trio_server, ours), await sdk_peer(sdk_agent, theirs)]
         soaks = [Soak(peer, proxy) for peer, proxy in zip(peers, (ours, theirs), strict=True)]
