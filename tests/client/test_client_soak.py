@@ -19,7 +19,7 @@ closed, a client leaves no stream and no socket open; nothing is logged as an er
 
 The seed is printed (pytest shows it with a failure); ``A2A_TRIO_CLIENT_SOAK_SEED`` replays one,
 as far as the scheduling allows, and ``A2A_TRIO_CLIENT_SOAK_SECONDS`` sets the load's length
-(8 s per peer by default).  Marked ``slow``; CI runs it.
+(6 s per peer by default).  Marked ``slow``; CI runs it.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ import httpx
 import pytest
 import trio
 from bindings.soak_agents import soak_agent
+from bindings.test_soak import open_descriptors
 from cli.test_wrong_targets import run_cli
 
 from a2a_trio import ServerConfig, serve
@@ -197,7 +198,7 @@ class Soak:
         """Read ``events`` (all, or ``limit`` of them: 0 leaves at once), perhaps giving up on
         some waits for an event (the stream then resumes); a stream read to the end must say
         ``text`` exactly, each numbered update once."""
-        seen: list[tuple[str, m.StreamEvent]] = []
+        seen: list[m.StreamEvent] = []
         patience = rng.choice([math.inf, math.inf, rng.uniform(0.1, 1.0)])
 
         async def follow() -> bool:
@@ -211,7 +212,7 @@ class Soak:
                     if wait.cancelled_caught:
                         self.outcomes["stream: a wait given up"] += 1
                     else:
-                        seen.append((events.last_event_id, event))
+                        seen.append(event)
             return True
 
         what = "stream" if limit is None else "stream left early"
@@ -342,17 +343,17 @@ class Soak:
                     assert artifact_text(task.artifacts) == expected.text, (expected, task)
 
 
-def final_state(seen: list[tuple[str, m.StreamEvent]]) -> m.TaskState:
-    event = seen[-1][1]
+def final_state(seen: list[m.StreamEvent]) -> m.TaskState:
+    event = seen[-1]
     assert isinstance(event, m.Task | m.TaskStatusUpdateEvent), event
     return event.status.state
 
 
-def check_stream(seen: list[tuple[str, m.StreamEvent]], text: str, *, numbered: bool) -> None:
+def check_stream(seen: list[m.StreamEvent], text: str, *, numbered: bool) -> None:
     """The artifact text the events build is ``text`` (a chunk seen twice or missed shows);
     numbered updates come once each (a resume's snapshot may repeat what it holds)."""
     built = ""
-    for _, event in seen:
+    for event in seen:
         match event:
             case m.Task(artifacts=artifacts):
                 built = artifact_text(artifacts)
@@ -360,14 +361,14 @@ def check_stream(seen: list[tuple[str, m.StreamEvent]], text: str, *, numbered: 
                 built = built + texts(artifact.parts) if append else texts(artifact.parts)
     assert built == text, show(seen)
     if numbered:
-        updates = [event for _, event in seen if not isinstance(event, m.Task)]
+        updates = [event for event in seen if not isinstance(event, m.Task)]
         assert all(updates.count(event) == 1 for event in updates), show(seen)
 
 
-def show(seen: list[tuple[str, m.StreamEvent]]) -> list[str]:
+def show(seen: list[m.StreamEvent]) -> list[str]:
     """The events in brief (for a failure's message)."""
     brief = []
-    for event_id, event in seen:
+    for event in seen:
         match event:
             case m.Task(status=status, artifacts=artifacts):
                 said = f"{status.state.name} {artifact_text(artifacts)!r}"
@@ -377,7 +378,7 @@ def show(seen: list[tuple[str, m.StreamEvent]]) -> list[str]:
                 said = f"{'+' if append else ''}{texts(artifact.parts)!r}"
             case _:
                 said = ""
-        brief.append(f"{event_id}: {type(event).__name__} {said}")
+        brief.append(f"{type(event).__name__} {said}")
     return brief
 
 
@@ -463,20 +464,12 @@ async def sdk_peer(server: str, proxy: FaultProxy) -> Peer:
 
 def client_sockets(proxy_ports: set[int]) -> int:
     """This process's sockets connected to one of ``proxy_ports`` (the clients' side)."""
-    inodes: set[str] = set()
-    for table in (Path("/proc/net/tcp"), Path("/proc/net/tcp6")):
-        for line in table.read_text().splitlines()[1:] if table.exists() else ():
-            fields = line.split()
-            if int(fields[2].rsplit(":", 1)[1], 16) in proxy_ports:
-                inodes.add(fields[9])
-    count = 0
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            target = os.readlink(f"/proc/self/fd/{fd}")
-        except FileNotFoundError:
-            continue
-        count += target.startswith("socket:[") and target[len("socket:[") : -1] in inodes
-    return count
+    kinds = open_descriptors(None, Path("/nonexistent"))
+    return sum(
+        count
+        for kind, count in kinds.items()
+        if any(kind.startswith(f"socket to port {port} ") for port in proxy_ports)
+    )
 
 
 @pytest.fixture
@@ -491,7 +484,7 @@ async def test_client_soak(
     a2a_trio_server: str, sdk_agent: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     seed = int(os.environ.get(SEED_VARIABLE) or random.randrange(2**32))
-    seconds = float(os.environ.get(SECONDS_VARIABLE) or 8)
+    seconds = float(os.environ.get(SECONDS_VARIABLE) or 6)
     print(f"client soak seed {seed} ({SEED_VARIABLE}={seed} replays it), {seconds} s per peer")
     caplog.set_level(logging.WARNING)
     rng = random.Random(seed)
