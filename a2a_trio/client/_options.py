@@ -10,7 +10,8 @@ import httpx
 class Timeouts:
     """Seconds to wait; ``None`` waits forever.
 
-    ``read`` bounds unary calls (a blocking send waits for the task to finish, so it is long).
+    ``read`` bounds unary calls (a blocking send waits for the task to finish, so it is long)
+    and the wait for a streaming call's answer to start (a resume's included).
     ``card`` bounds the wait for the agent card, a static document: an address that accepts
     connections but never answers fails in seconds, not after a blocking send's ``read``.
     ``stream_read`` bounds the gap between bytes on a stream: leave it ``None``, or make it

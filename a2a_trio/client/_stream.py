@@ -56,7 +56,8 @@ class EventStream:
     """Typed events of one streaming call: ``async with ... as events: async for e in events``.
 
     Iterating blocks until the next event arrives.  Cancelling that wait (a timeout, say) drops
-    the connection; the next iteration resumes the stream from the last event id.  Leaving the
+    the connection, or stops a resume under way; the next iteration resumes the stream from the
+    last event id.  Leaving the
     ``async with`` block closes the connection.  Raises the typed A2A error an agent sends
     (after every event sent before it), :class:`InvalidResponseError` for a malformed event and
     :class:`TransportError` once reconnection has failed ``reconnect.attempts`` times; after
@@ -72,6 +73,7 @@ class EventStream:
         self._chunks: AsyncIterator[bytes] | None = None
         self._decoder = self._new_decoder()
         self._pending: deque[m.StreamEvent | Exception] = deque()
+        self._entered = False
         self._finished = False
         self._final_seen = False  # terminal or interrupted: a break is not resumed
         self._done = False  # the stream's last event is in: stop reading
@@ -93,6 +95,7 @@ class EventStream:
         return self._decoder.last_event_id
 
     async def __aenter__(self) -> Self:
+        self._entered = True
         await self._open(self._op, self._request)
         return self
 
@@ -199,8 +202,12 @@ class EventStream:
         )
 
     async def _next_chunk(self) -> bytes | None:
-        if self._chunks is None:
+        """The connection's next bytes; ``None`` at its end, or when no connection is open (a
+        resume was cancelled or failed before it connected: the caller resumes again)."""
+        if not self._entered:
             raise RuntimeError("enter an EventStream with 'async with' before iterating it")
+        if self._chunks is None:
+            return None
         with http_errors("reading the event stream"):
             try:
                 return await anext(self._chunks)

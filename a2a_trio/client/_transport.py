@@ -17,6 +17,7 @@ Two rules hold for every request the client makes (cards included), whatever the
 
 from __future__ import annotations
 
+import math
 import socket
 from collections.abc import AsyncIterator, Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -159,8 +160,10 @@ async def close_response(response: httpx.Response, chunks: AsyncIterator[bytes] 
 
     Closing only the outermost of httpx's nested byte generators would leave the inner ones
     for the garbage collector (trio warns about each).  On a closed connection the next read
-    fails at the innermost level, and that error unwinds every generator in the chain.
-    Shielded from cancellation: the connection is released whatever happens.
+    fails at the innermost level, and that error unwinds every generator in the chain.  An
+    iterator never started has nothing to unwind: its first step finds the response closed
+    (``httpx.StreamClosed``, which is no ``HTTPError``).  Shielded from cancellation: the
+    connection is released whatever happens.
     """
     with trio.CancelScope(shield=True):
         await response.aclose()
@@ -168,7 +171,7 @@ async def close_response(response: httpx.Response, chunks: AsyncIterator[bytes] 
             try:
                 async for _ in chunks:
                     pass
-            except httpx.HTTPError:
+            except (httpx.HTTPError, httpx.StreamClosed):
                 pass
 
 
@@ -321,10 +324,30 @@ class Transport:
         self.streams += 1
         what = f"{op} to {call.url}"
         with http_errors(what):
-            response = await self._send(what, self._request(call, headers, self._timeouts.stream()))
+            response, body = await self._stream_answer(
+                what, self._request(call, headers, self._timeouts.stream())
+            )
+        if body is None:
+            self.open_streams += 1
+            return response
+        raise self.binding.error(response.status_code, body)
+
+    async def _stream_answer(
+        self, what: str, request: httpx.Request
+    ) -> tuple[httpx.Response, bytes | None]:
+        """The answer to a streaming call: an open event stream (no body), or any other answer
+        read whole.  It must start (and another answer be read) within ``Timeouts.read``, as a
+        unary answer: the request's own read limit is ``stream_read``, the longest silence
+        between events, which is no limit by default.
+
+        Raises:
+            httpx.ReadTimeout: no answer within ``Timeouts.read``.
+        """
+        limit = self._timeouts.read
+        with trio.move_on_after(math.inf if limit is None else limit):
+            response = await self._send(what, request)
             content_type = response.headers.get("content-type", "")
             if response.is_success and content_type.startswith(EVENT_STREAM):
-                self.open_streams += 1
-                return response
-            body = await self._body(what, response)
-        raise self.binding.error(response.status_code, body)
+                return response, None
+            return response, await self._body(what, response)
+        raise httpx.ReadTimeout(f"no answer within {limit} s (Timeouts.read)", request=request)

@@ -4,10 +4,11 @@ Feed it bytes as they arrive, in chunks of any size; it hands back complete even
 the spec's parsing rules: a UTF-8 BOM at the very start is skipped; lines end with CRLF, LF or a
 lone CR (a CR at the end of one chunk and an LF at the start of the next make one line end);
 lines starting with ``:`` are comments; ``data`` lines join with ``\\n``; ``id`` sets the last
-event id, which persists across events (an id holding NUL is ignored); ``retry`` takes only
-ASCII digits; an event with no data is not dispatched; an unfinished event at the end of the
-stream is dropped.  It does no I/O, so the client and server share it and tests run it
-synchronously.
+event id once its event is complete (its blank line is in, even when it has no data), and it
+persists across events (an id holding NUL is ignored); ``retry`` takes only ASCII digits; an
+event with no data is not dispatched; an unfinished event at the end of the stream is dropped,
+its id included, so a reader that resumes from the last event id gets that event again.  It
+does no I/O, so the client and server share it and tests run it synchronously.
 """
 
 from __future__ import annotations
@@ -56,8 +57,10 @@ class SSEDecoder:
         self._data: list[str] = []
         self._data_size = 0
         self._event = ""
+        self._id = ""  # the id an event in progress set: the last event id once it is complete
         self.last_event_id = ""
-        """The id of the last event that set one (what a reconnect sends as Last-Event-ID)."""
+        """The id of the last complete event that set one (what a reconnect sends as
+        Last-Event-ID)."""
         self.retry: int | None = None
         """The reconnection time in milliseconds the server last asked for, if any."""
         self.comments = 0
@@ -124,7 +127,7 @@ class SSEDecoder:
             case "event":
                 self._event = value
             case "id" if "\0" not in value:
-                self.last_event_id = value
+                self._id = value
             case "retry" if value.isascii() and value.isdigit():
                 self.retry = int(value)
         return None
@@ -132,6 +135,7 @@ class SSEDecoder:
     def _dispatch(self) -> SSEEvent | None:
         data, event = self._data, self._event
         self._data, self._data_size, self._event = [], 0, ""
+        self.last_event_id = self._id
         if not data:
             return None
         return SSEEvent(

@@ -6,6 +6,7 @@ the command must exit 2 with one line saying what is wrong and, where there is o
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Awaitable, Callable
 
 import pytest
@@ -96,6 +97,18 @@ CASES: list[tuple[Callable[[Request, Reply], Awaitable[None]], bool, list[str], 
 ]
 
 
+async def run_cli(args: list[str], url: str) -> subprocess.CompletedProcess[bytes]:
+    """``a2a-trio COMMAND URL REST...`` in a subprocess, its output captured."""
+    command, *rest = args
+    return await trio.run_process(
+        [SCRIPT, command, url, *rest],
+        capture_stdout=True,
+        capture_stderr=True,
+        env=ENV,
+        check=False,
+    )
+
+
 @pytest.mark.parametrize(("handler", "serves_card", "args", "error"), CASES)
 async def test_a_wrong_target_is_one_line_saying_why(
     handler: Callable[[Request, Reply], Awaitable[None]],
@@ -104,14 +117,7 @@ async def test_a_wrong_target_is_one_line_saying_why(
     error: str,
 ) -> None:
     async with open_stub_agent(handler, serves_card=serves_card) as server:
-        command, *rest = args
-        result = await trio.run_process(
-            [SCRIPT, command, server.url, *rest],
-            capture_stdout=True,
-            capture_stderr=True,
-            env=ENV,
-            check=False,
-        )
+        result = await run_cli(args, server.url)
     stderr = result.stderr.decode()
     assert (result.returncode, result.stdout) == (2, b""), stderr
     assert stderr.startswith("error: ")

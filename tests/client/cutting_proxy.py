@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from functools import partial
 
 import trio
+
+from .stub_agent import serving
 
 
 class CuttingProxy:
@@ -63,9 +64,5 @@ async def open_cutting_proxy(
 ) -> AsyncIterator[CuttingProxy]:
     port = int(upstream_url.rsplit(":", 1)[1].split("/")[0])
     proxy = CuttingProxy(port, cut_after, marker)
-    async with trio.open_nursery() as nursery:
-        serve = partial(trio.serve_tcp, proxy._connection, 0, host="127.0.0.1")
-        listeners = await nursery.start(serve)
-        proxy.url = f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}"
+    async with serving(proxy._connection) as proxy.url:
         yield proxy
-        nursery.cancel_scope.cancel()

@@ -170,9 +170,18 @@ async def open_stub_agent(
     not an agent).
     """
     agent = StubAgent(handler, binding, serves_card=serves_card)
-    async with trio.open_nursery() as nursery:
-        serve = partial(trio.serve_tcp, agent._connection, 0, host="127.0.0.1")
-        listeners = await nursery.start(serve)
-        agent.url = f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}"
+    async with serving(agent._connection) as agent.url:
         yield agent
+
+
+@asynccontextmanager
+async def serving(
+    connection: Callable[[trio.SocketStream], Awaitable[None]],
+) -> AsyncIterator[str]:
+    """Serve ``connection`` (called once per accepted connection) on a free port of
+    127.0.0.1; yield its ``http://`` URL, and stop listening on leaving."""
+    async with trio.open_nursery() as nursery:
+        serve = partial(trio.serve_tcp, connection, 0, host="127.0.0.1")
+        listeners = await nursery.start(serve)
+        yield f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}"
         nursery.cancel_scope.cancel()

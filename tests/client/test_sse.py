@@ -63,6 +63,16 @@ def test_id_without_data_still_updates_last_event_id() -> None:
     assert decoder.last_event_id == "42"
 
 
+def test_an_unfinished_event_does_not_set_the_last_event_id() -> None:
+    """A stream cut between an event's ``id:`` line and its end: a reader resuming from the
+    last event id must get that event again, so its id counts only once it is complete."""
+    decoder = SSEDecoder()
+    assert decoder.feed(b"id: 1\ndata: a\n\nid: 2\ndata: b\n") == [SSEEvent("a", id="1")]
+    assert decoder.last_event_id == "1"
+    assert decoder.feed(b"\n") == [SSEEvent("b", id="2")]
+    assert decoder.last_event_id == "2"
+
+
 def test_retry_takes_digits_only() -> None:
     decoder = SSEDecoder()
     decoder.feed(b"retry: 1500\n\nretry: 2s\n\nretry: -1\n\n")

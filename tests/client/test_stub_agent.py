@@ -95,7 +95,13 @@ async def _end_early(reply: Reply) -> None:
     await reply.end_sse()  # a clean end, but before the task finished
 
 
-@pytest.mark.parametrize("cut", [_drop_connection, _end_early])
+async def _drop_inside_the_next_event(reply: Reply) -> None:
+    """The third event's ``id:`` line is out, its data and end are not: it must be resent."""
+    await reply.chunk(b'id: 3\ndata: {"jsonrpc": "2.0", "id": 1, "res')
+    await reply.stream.aclose()
+
+
+@pytest.mark.parametrize("cut", [_drop_connection, _end_early, _drop_inside_the_next_event])
 async def test_cut_stream_resumes_without_loss_or_repeats(
     cut: Cut,
 ) -> None:
@@ -205,6 +211,40 @@ async def test_a_silent_stream_times_out_when_asked_to() -> None:
         with pytest.raises(TransportError, match="timed out"):
             async with client.stream("go") as events:
                 await anext(events)
+
+
+async def test_a_streaming_call_never_answered_times_out_after_the_read_timeout() -> None:
+    """No ``stream_read`` (the default: an idle stream is never cut), yet the answer's start
+    is bounded by ``read``, as a unary call's is: for the call and for a resume alike."""
+    streams = 0
+
+    async def handler(request: Request, reply: Reply) -> None:
+        nonlocal streams
+        streams += 1
+        if method(request) == "SendStreamingMessage" and streams == 1:
+            await reply.start_sse()
+            await reply.event(stream_result(TASK), event_id="1")
+            await reply.stream.aclose()  # dropped: the resubscribe is never answered
+            return
+        await trio.sleep(5)  # accepted, never answered
+
+    timeouts = Timeouts(read=0.3)
+    async with (
+        open_stub_agent(handler) as agent,
+        open_client(agent.url, timeouts=timeouts, reconnect=FAST) as client,
+    ):
+        with trio.fail_after(3), pytest.raises(TransportError, match="timed out waiting"):
+            async with client.stream("go") as events:
+                assert await anext(events) == TASK
+                await anext(events)
+        with trio.fail_after(3), pytest.raises(TransportError, match="timed out waiting"):
+            async with client.stream("go"):
+                pass
+    assert [method(r) for r in agent.requests[1:]] == [
+        "SendStreamingMessage",
+        *["SubscribeToTask"] * FAST.attempts,
+        "SendStreamingMessage",
+    ]
 
 
 BAD_ANSWERS = [
@@ -342,6 +382,24 @@ async def test_iterating_a_stream_without_entering_it_is_a_clear_error() -> None
             await anext(client.subscribe("t1"))
 
 
+async def test_leaving_a_stream_before_reading_it_closes_it_quietly() -> None:
+    """The body of the ``async with`` may end (or fail) before the first event is read: the
+    connection is closed, and nothing but the body's own error comes out."""
+
+    async def handler(request: Request, reply: Reply) -> None:
+        await reply.start_sse()
+        await reply.event(stream_result(TASK), event_id="1")
+        await trio.sleep(5)
+
+    async with open_stub_agent(handler) as agent, open_client(agent.url) as client:
+        async with client.stream("go"):
+            pass
+        with pytest.raises(KeyError, match="the caller's own"):
+            async with client.subscribe("t1"):
+                raise KeyError("the caller's own")
+        assert client.statistics().open_streams == 0
+
+
 async def test_rest_paths_queries_and_aip193_errors() -> None:
     not_found = {
         "error": {
@@ -394,19 +452,29 @@ async def test_rest_paths_queries_and_aip193_errors() -> None:
     assert stream.json()["message"]["parts"] == [{"text": "go"}]
 
 
-async def test_a_wait_cancelled_by_a_timeout_resumes_on_the_next_iteration() -> None:
+async def _fall_silent(reply: Reply) -> None:
+    await trio.sleep(5)  # silent until the client gives up waiting
+
+
+@pytest.mark.parametrize("cut", [_fall_silent, _drop_connection])
+async def test_a_wait_cancelled_by_a_timeout_resumes_on_the_next_iteration(cut: Cut) -> None:
+    """The timeout lands while the stream waits on a silent connection, or (a dropped one)
+    in the backoff before the resubscribe, between two connections: either way the next
+    iteration resumes the stream."""
+
     async def handler(request: Request, reply: Reply) -> None:
         await reply.start_sse()
         if method(request) == "SendStreamingMessage":
             await reply.event(stream_result(TASK), event_id="1")
-            await trio.sleep(5)  # silent until the client gives up waiting
+            await cut(reply)
             return
         await reply.event(stream_result(status(m.TaskState.COMPLETED)), event_id="2")
         await reply.end_sse()
 
+    slow = Reconnect(attempts=3, initial_delay=0.5)
     async with (
         open_stub_agent(handler) as agent,
-        open_client(agent.url, reconnect=FAST) as client,
+        open_client(agent.url, reconnect=slow) as client,
         client.stream("go") as events,
     ):
         assert await anext(events) == TASK
@@ -416,6 +484,7 @@ async def test_a_wait_cancelled_by_a_timeout_resumes_on_the_next_iteration() -> 
         rest = [event async for event in events]
     assert rest == [status(m.TaskState.COMPLETED)]
     assert agent.requests[-1].headers["last-event-id"] == "1"
+    assert client.statistics().open_streams == 0
 
 
 async def test_iter_tasks_follows_pages_and_may_stop_early() -> None:
