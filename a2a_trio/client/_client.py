@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from contextlib import asynccontextmanager
 from datetime import datetime
 from functools import partial
-from typing import Self
+from typing import Final, Self
 
 import httpx
 
@@ -382,10 +382,16 @@ async def open_client(
         yield Client(card, interface, transport, reconnect=reconnect)
 
 
+OWN_CLIENT_LIMITS: Final = httpx.Limits(max_connections=None, max_keepalive_connections=20)
+"""The HTTP client a :class:`Client` makes for itself opens as many connections as its calls
+need: each open stream holds one, and httpx's default cap of 100 made the call after the
+hundredth stream wait for one to end."""
+
+
 @asynccontextmanager
 async def _http_client(http: httpx.AsyncClient | None) -> AsyncIterator[httpx.AsyncClient]:
     if http is not None:
         yield http
         return
-    async with httpx.AsyncClient() as client:
+    async with httpx.AsyncClient(limits=OWN_CLIENT_LIMITS) as client:
         yield client

@@ -16,6 +16,8 @@ class Timeouts:
     connections but never answers fails in seconds, not after a blocking send's ``read``.
     ``stream_read`` bounds the gap between bytes on a stream: leave it ``None``, or make it
     longer than the server's keepalive interval, so an idle stream is never cut.
+    ``pool`` bounds the wait for a free connection when every one the HTTP client may open is
+    in use (an ``http=`` client's ``limits``; each open stream holds one).
     """
 
     connect: float | None = 10.0
@@ -23,6 +25,7 @@ class Timeouts:
     write: float | None = 30.0
     stream_read: float | None = None
     card: float | None = 30.0
+    pool: float | None = 30.0
 
     def unary(self) -> httpx.Timeout:
         return self._reading(self.read)
@@ -35,7 +38,7 @@ class Timeouts:
 
     def _reading(self, read: float | None) -> httpx.Timeout:
         """httpx's limits for a request whose answer may be silent for ``read`` seconds."""
-        return httpx.Timeout(connect=self.connect, read=read, write=self.write, pool=None)
+        return httpx.Timeout(connect=self.connect, read=read, write=self.write, pool=self.pool)
 
 
 @attrs.frozen

@@ -5,12 +5,22 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping
 from functools import partial
 
+import httpx
 import pytest
 import trio
 
 from a2a_trio import Agent, ServerConfig, TaskContext, serve
 from a2a_trio import model as m
-from a2a_trio.client import HTTP_JSON, JSONRPC, BearerAuth, Client, Reconnect, open_client
+from a2a_trio.client import (
+    HTTP_JSON,
+    JSONRPC,
+    BearerAuth,
+    Client,
+    Reconnect,
+    Timeouts,
+    TransportError,
+    open_client,
+)
 from a2a_trio.errors import (
     A2AError,
     AuthenticationRequiredError,
@@ -248,3 +258,58 @@ async def test_invalid_params_say_where_and_why_on_every_binding(client: Client)
         await client.get_task("t1", history_length=-1)
     assert info.value.path.endswith("historyLength")
     assert info.value.reason == "historyLength must not be negative"
+
+
+async def test_one_client_holds_more_streams_than_httpx_pools_by_default(server: str) -> None:
+    """httpx's default pool opens at most 100 connections and each open stream holds one: the
+    call after the hundredth stream waited, for ever, for one of them to end.  The client's own
+    HTTP client has no such cap now."""
+    streams = 110
+    gate = "many"
+    gates[gate] = trio.Event()
+    started = 0
+    ended: list[m.TaskState] = []
+
+    async def follow(client: Client) -> None:
+        nonlocal started
+        async with client.stream(to("gated", gate)) as events:
+            await anext(events)
+            started += 1
+            async for event in events:
+                if isinstance(event, m.TaskStatusUpdateEvent):
+                    last = event.status.state
+        ended.append(last)
+
+    async with open_client(server) as client:
+        with trio.fail_after(30):
+            async with trio.open_nursery() as nursery:
+                for _ in range(streams):
+                    nursery.start_soon(follow, client)
+                while started < streams:  # noqa: ASYNC110 (counting the streams that began)
+                    await trio.sleep(0.01)
+                assert client.statistics().open_streams == streams
+                assert (await client.send("one more")).status.state is m.TaskState.COMPLETED
+                gates[gate].set()
+    assert ended == [m.TaskState.COMPLETED] * streams
+
+
+async def test_a_call_waiting_for_a_pooled_connection_gives_up_after_the_pool_timeout(
+    server: str,
+) -> None:
+    """With an ``http=`` client whose ``limits`` are all held by streams, a call waits at most
+    ``Timeouts.pool`` for a free connection and says so (it waited for ever)."""
+    gate = "pool"
+    gates[gate] = trio.Event()
+    limited = httpx.AsyncClient(limits=httpx.Limits(max_connections=1))
+    timeouts = Timeouts(pool=0.5)
+    async with (
+        limited,
+        open_client(server, http=limited, timeouts=timeouts) as client,
+        client.stream(to("gated", gate)) as events,
+    ):
+        await anext(events)
+        with trio.fail_after(10), pytest.raises(TransportError) as waited:
+            await client.send("no room")
+        gates[gate].set()
+        assert [event async for event in events]
+    assert "waiting for a free connection" in str(waited.value)
