@@ -11,6 +11,7 @@ server"), so a change on either side shows up here.  The SDK's echo agent is
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import AsyncIterator
 from functools import partial
 from typing import Any
@@ -666,3 +667,57 @@ def test_odd_but_valid_sends_are_served_by_both(
     ours, theirs = trio.run(both_answer, sdk_agent, call)
     assert ours == (result("task") if binding == "rpc" else ok("task"))
     assert (theirs.status, theirs.answer) == (ours.status, ours.answer)
+
+
+async def context_of_three(server: Server) -> tuple[str, list[str]]:
+    """Three finished tasks in a fresh context of ``server``: the context and the ids, oldest
+    first."""
+    context = str(uuid.uuid4())
+    ids = []
+    for n in range(3):
+        sent = msg(messageId=f"m-{n}", contextId=context)
+        response = await server.http.post(
+            server.rpc_url, json=rpc("SendMessage", {"message": sent}), headers=V1_HEADERS
+        )
+        ids.append(response.json()["result"]["task"]["id"])
+    return context, ids
+
+
+async def list_tasks(server: Server, **params: Any) -> dict[str, Any]:
+    response = await server.http.post(
+        server.rpc_url, json=rpc("ListTasks", params), headers=V1_HEADERS
+    )
+    listing: dict[str, Any] = response.json()["result"]
+    return listing
+
+
+@pytest.mark.parametrize("server", ["ours", "sdk"])
+async def test_list_pages_newest_first(peers: Peers, server: str) -> None:
+    """A2A v1.0 §3.1.4: newest update first, cursor paging, ``nextPageToken`` always present and
+    empty on the last page, ``pageSize`` and ``totalSize`` in every answer; both servers agree."""
+    peer = getattr(peers, server)
+    context, ids = await context_of_three(peer)
+    first = await list_tasks(peer, contextId=context, pageSize=2)
+    assert [task["id"] for task in first["tasks"]] == [ids[2], ids[1]]
+    assert (first["pageSize"], first["totalSize"], bool(first["nextPageToken"])) == (2, 3, True)
+    token = first["nextPageToken"]
+    last = await list_tasks(peer, contextId=context, pageSize=2, pageToken=token)
+    assert [task["id"] for task in last["tasks"]] == [ids[0]]
+    assert (last["pageSize"], last["totalSize"], last["nextPageToken"]) == (2, 3, "")
+    everything = await list_tasks(peer, contextId=context)
+    assert (everything["pageSize"], everything["nextPageToken"]) == (50, "")
+
+
+async def test_list_history_length_0_leaves_history_out(peers: Peers) -> None:
+    """A2A v1.0 §3.2.4: ``historyLength: 0`` returns no history (the field SHOULD be omitted);
+    the SDK's ListTasks still writes it (its GetTask leaves it out)."""
+    context, _ids = await context_of_three(peers.ours)
+    (ours,) = (await list_tasks(peers.ours, contextId=context, historyLength=0, pageSize=1))[
+        "tasks"
+    ]
+    assert set(ours) == {"contextId", "id", "status"}
+    context, _ids = await context_of_three(peers.sdk)
+    (theirs,) = (await list_tasks(peers.sdk, contextId=context, historyLength=0, pageSize=1))[
+        "tasks"
+    ]
+    assert set(theirs) == {"contextId", "history", "id", "status"}
