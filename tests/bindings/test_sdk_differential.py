@@ -112,6 +112,13 @@ def served_over_rest(call: Call, keys: str) -> Case:
     return Case(call, ok(keys), ok(keys, SDK_REST), "A2A v1.0 §11.1 (the SDK: §14.1's type)")
 
 
+def refused_before_any_event(call: Call) -> Case:
+    """A streaming call refused before any event (a finished task) is a JSON-RPC error response;
+    the SDK's v0.3 adapter opens an event stream holding that error."""
+    sdk = events("error -32004 id=1", "error -32004 id=1")
+    return Case(call, rpc_error(-32004), sdk, "the SDK answers a refusal as a stream")
+
+
 CASES: dict[str, Case] = {
     # --- v1.0 JSON-RPC: valid and odd-but-valid -------------------------------------------
     "send": Case(send1({"message": msg()}), result("task")),
@@ -312,6 +319,13 @@ CASES: dict[str, Case] = {
         "A2A v1.0 §3.6.1: the version MAY come as a request parameter; the SDK reads only the"
         " header, so it serves the v0.3 method",
     ),
+    "a v1.0 method without a version header": Case(
+        Call("rpc", "POST", "", rpc("GetTask", {"id": "no-such"})),
+        rpc_error(-32001),
+        rpc_error(-32009),
+        "a2a_trio serves a 1.0 method name as 1.0 (the names tell the versions apart); the SDK"
+        " takes the missing header for 0.3 (§3.6.1) and refuses",
+    ),
     "GET on the JSON-RPC URL": Case(
         Call("rpc", "GET", "", None, V1_HEADERS),
         rpc_error(-32600, None, 405),
@@ -378,6 +392,19 @@ CASES: dict[str, Case] = {
         problem(404, "NOT_FOUND", "TASK_NOT_FOUND"),
         problem(400, "FAILED_PRECONDITION", "VERSION_NOT_SUPPORTED"),
         "A2A v1.0 §3.6.1: the version MAY come as a request parameter",
+    ),
+    "REST without a version header": Case(
+        rest("GET", "/tasks/no-such", headers={}),
+        problem(404, "NOT_FOUND", "TASK_NOT_FOUND"),
+        problem(400, "FAILED_PRECONDITION", "VERSION_NOT_SUPPORTED"),
+        "a2a_trio's root paths are 1.0 resources (v0.3 REST is under /v1); the SDK takes the"
+        " missing header for 0.3 (§3.6.1) and refuses",
+    ),
+    "REST under a tenant": Case(
+        rest("GET", "/t1/tasks/no-such"),
+        problem(404, "NOT_FOUND", "TASK_NOT_FOUND"),
+        PLAIN_404,
+        "the v1.0 proto's additional_bindings serve every path under /{tenant} too",
     ),
     "REST version with a patch number": Case(
         rest("GET", "/tasks/no-such", headers={"A2A-Version": "1.0.0"}),
@@ -480,11 +507,11 @@ CASES: dict[str, Case] = {
     "v0.3 cancel a finished task": Case(
         call03("tasks/cancel", {"id": "{done}"}), rpc_error(-32002)
     ),
-    "v0.3 resubscribe to a finished task": Case(
-        call03("tasks/resubscribe", {"id": "{done}"}),
-        rpc_error(-32004),
-        events("error -32004 id=1", "error -32004 id=1"),
-        "a refusal before any event is a JSON-RPC error response; the SDK opens a stream for it",
+    "v0.3 resubscribe to a finished task": refused_before_any_event(
+        call03("tasks/resubscribe", {"id": "{done}"})
+    ),
+    "v0.3 stream to a finished task": refused_before_any_event(
+        call03("message/stream", {"message": msg03(taskId="{done}")})
     ),
     "v0.3 message to a finished task": Case(
         call03("message/send", {"message": msg03(taskId="{done}")}), rpc_error(-32004)
