@@ -153,6 +153,12 @@ CASES: dict[str, Case] = {
     "send with an int32 as a string (ProtoJSON)": Case(
         send1({"message": msg(), "configuration": {"historyLength": "2"}}), result("task")
     ),
+    "send with an int32 in exponent form, as a string (ProtoJSON)": Case(
+        send1({"message": msg(), "configuration": {"historyLength": "1e1"}}), result("task")
+    ),
+    "send with an int32 string that is no JSON number": Case(
+        send1({"message": msg(), "configuration": {"historyLength": " 1"}}), rpc_error(-32602)
+    ),
     "send with role as an enum number": Case(send1({"message": msg(role=1)}), result("task")),
     "send with unpadded base64": Case(
         send1({"message": msg(parts=[{"raw": "aGVsbG8", "mediaType": "text/plain"}])}),
