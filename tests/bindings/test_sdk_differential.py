@@ -362,6 +362,12 @@ CASES: dict[str, Case] = {
         problem(400, "INVALID_ARGUMENT", "INVALID_REQUEST"),
         "the reason for JSONParseError (-32700) is JSON_PARSE, as for every A2A error",
     ),
+    "REST send a body that is no object": Case(
+        rest("POST", "/message:send", b"[1]", JSON_HEADERS),
+        problem(400, "INVALID_ARGUMENT", "INVALID_PARAMS"),
+        problem(400, "INVALID_ARGUMENT", "INVALID_REQUEST"),
+        "the spec leaves the reason open: a2a_trio reads the body as the request's params",
+    ),
     "REST send text/plain": Case(
         rest("POST", "/message:send", b"{}", {**V1_HEADERS, "Content-Type": "text/plain"}),
         problem(415, "INVALID_ARGUMENT", "CONTENT_TYPE_NOT_SUPPORTED"),
