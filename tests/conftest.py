@@ -3,31 +3,17 @@
 from __future__ import annotations
 
 import socket
-import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-
-SDK_AGENT = Path(__file__).parent / "client" / "sdk_echo_agent.py"
+from sdk_peer import running_sdk_agent
 
 
 @pytest.fixture(scope="session")
 def sdk_agent() -> Iterator[str]:
-    """Base URL of the official a2a-sdk echo agent (uvicorn in a subprocess, one per session)."""
-    with subprocess.Popen(
-        [sys.executable, str(SDK_AGENT)], stdout=subprocess.PIPE, text=True
-    ) as proc:
-        assert proc.stdout is not None
-        try:
-            line = proc.stdout.readline()
-            if not line.startswith("PORT "):
-                raise RuntimeError(f"the SDK echo agent did not start: {line!r}")
-            yield f"http://127.0.0.1:{line.split()[1]}"
-        finally:
-            proc.terminate()
-            proc.wait(timeout=10)
+    """Base URL of the official a2a-sdk echo agent, one per session."""
+    with running_sdk_agent() as url:
+        yield url
 
 
 @pytest.fixture

@@ -252,13 +252,19 @@ class Agent:
             capabilities=capabilities,
             default_input_modes=self.default_input_modes,
             default_output_modes=self.default_output_modes,
-            skills=tuple(skill.card_entry() for skill in self._skills.values()),
+            skills=tuple(_with_a_tag(skill.card_entry()) for skill in self._skills.values()),
             provider=self.provider,
             documentation_url=self.documentation_url,
             security_schemes=security_schemes or {},
             security_requirements=tuple(security_requirements),
             icon_url=self.icon_url,
         )
+
+
+def _with_a_tag(entry: m.AgentSkill) -> m.AgentSkill:
+    """A2A v1.0 §5.7: ``tags`` is REQUIRED, and a REQUIRED list holds at least one element, so a
+    skill declared without tags is listed under its id (the legacy card keeps them as declared)."""
+    return entry if entry.tags else attrs.evolve(entry, tags=(entry.id,))
 
 
 def accepts_media_type(modes: Iterable[str], media_type: str) -> bool:

@@ -934,6 +934,10 @@ def _check_user_message(message: m.Message) -> None:
         )
     if not message.parts:
         raise InvalidParamsError("a message needs at least one part", path="$.params.message.parts")
+    if not message.message_id:  # REQUIRED (A2A v1.0 §5.7): an empty string is not set
+        raise InvalidParamsError(
+            Phrase.of(FIELD, " must not be empty"), path="$.params.message.messageId"
+        )
 
 
 def _check_history_length(history_length: int | None, *, under: str) -> None:

@@ -17,6 +17,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import parse_qsl
 
 import attrs
 import trio
@@ -45,7 +46,7 @@ from ._rpc_v03 import V03_METHODS, V03_VOCABULARY, V1_NAME_OF_V03
 from ._sse import KEEPALIVE, STREAM_HEADERS, encode_event
 from ._streaming import stream_boundary
 from ._tenants import authenticated_owner, caller_scope, request_headers
-from ._versions import V0_3, V1_0, requested_version
+from ._versions import V0_3, V1_0, requested_version, version_from_query
 
 if TYPE_CHECKING:
     from ._app import A2AServer
@@ -287,7 +288,12 @@ class JsonRpcEndpoint:
 
 
 def _headers(scope: dict[str, Any]) -> dict[str, str]:
-    return request_headers((k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"])
+    """The request's headers, with a version sent as a request parameter among them."""
+    headers = request_headers(
+        (k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]
+    )
+    query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    return version_from_query(headers, query)[0]
 
 
 async def _refuse(

@@ -44,7 +44,7 @@ from ._rpc_methods import V1_METHODS, CallInfo, Method, StreamingMethod
 from ._sse import encode_event
 from ._streaming import event_stream_response
 from ._tenants import authenticated_owner, caller_scope, request_headers
-from ._versions import V0_3, V1_0
+from ._versions import V0_3, V1_0, version_from_query
 
 if TYPE_CHECKING:
     from ._app import A2AServer
@@ -98,14 +98,15 @@ async def _json_body(server: A2AServer) -> Any:
 
 
 async def _rest(server: A2AServer) -> Response:
-    headers = request_headers(request.headers.items())
+    headers, query = version_from_query(
+        request_headers(request.headers.items()), request.args.items(multi=True)
+    )
     owner = await authenticated_owner(server.config, headers)
     version = rest_version(request.path, headers)
     binding, methods = BINDINGS[version]
     verb = request.method if request.method != "HEAD" else "GET"
     call = match_route(verb, request.path, binding)
     body = await _json_body(server) if request.method in ("POST", "PUT", "PATCH") else None
-    query = list(request.args.items(multi=True))
     params = rest_params(call, body, query)
     try:
         return await _serve(server, methods[call.route.method], params, owner)

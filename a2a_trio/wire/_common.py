@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 import typing
 from collections.abc import Callable, Collection, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 import attrs
 import cattrs
@@ -52,14 +53,18 @@ def expect_bool(value: Any, _type: Any = bool) -> bool:
     return value
 
 
+JSON_NUMBER: Final = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+"""A JSON number literal (RFC 8259 §6): the form ProtoJSON reads an integer written as a string
+in (``"10"``, ``"1e1"``), unlike Python's ``int`` (``" 1"``, ``"1_0"``, other scripts' digits)."""
+
+
 def expect_int(value: Any, _type: Any = int) -> int:
-    """An int32; ProtoJSON also allows integers written as strings."""
+    """An int32; ProtoJSON also allows integers written as strings (a JSON number in quotes)."""
     if isinstance(value, str):
-        try:
-            value = int(value)
-        except ValueError:
-            raise InvalidParamsError(f"expected an integer, got {value[:40]!r}") from None
-    elif isinstance(value, float) and value.is_integer():
+        if len(value) > 40 or not JSON_NUMBER.fullmatch(value):  # no int32 needs more
+            raise InvalidParamsError(f"expected an integer, got {value[:40]!r}")
+        value = json.loads(value)
+    if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidParamsError(f"expected an integer, got {json_type(value)}")

@@ -7,7 +7,12 @@ import contextlib
 import pytest
 
 from a2a_trio import model as m
-from a2a_trio.errors import ContextMismatchError, InvalidParamsError, TaskNotFoundError
+from a2a_trio.errors import (
+    ContextMismatchError,
+    InvalidParamsError,
+    TaskNotFoundError,
+    VersionNotSupportedError,
+)
 from a2a_trio.server import _jsonrpc as rpc
 from a2a_trio.server._legacy import LegacyEvents, LegacyIds, bearer_refusal
 from a2a_trio.server._rest import (
@@ -22,6 +27,7 @@ from a2a_trio.server._rest import (
 from a2a_trio.server._rpc_methods import V1_METHODS
 from a2a_trio.server._rpc_v03 import V03_METHODS
 from a2a_trio.server._tenants import request_headers
+from a2a_trio.server._versions import requested_version, version_from_query
 from a2a_trio.store import ANONYMOUS, CallerScope
 from a2a_trio.wire import V03, dumps
 
@@ -295,3 +301,35 @@ def test_request_ids_beyond_64_bits_are_read_and_written_exactly() -> None:
         b'{"jsonrpc":"2.0","id":[1e+30,{"n":-18446744073709551616},2.5],"result":null}'
     )
     assert rpc.load_request(b'{"id": 5, "x": 1e30}') == {"id": 5, "x": 1e30}
+
+
+@pytest.mark.parametrize(
+    ("sent", "served"),
+    [
+        ("", "0.3"),
+        ("1", "1.0"),
+        ("1.0", "1.0"),
+        ("1.0.2", "1.0"),
+        ("0.3.0", "0.3"),
+        (" 1.0 ", "1.0"),
+    ],
+)
+def test_only_major_and_minor_pick_the_version(sent: str, served: str) -> None:
+    """A2A v1.0 §3.6: patch numbers MUST NOT be considered in version negotiation."""
+    assert requested_version({"a2a-version": sent}) == served
+
+
+@pytest.mark.parametrize("sent", ["1.1", "2.0", "1.0.x", "1.0.2.1", "v1.0"])
+def test_versions_not_spoken_are_refused(sent: str) -> None:
+    with pytest.raises(VersionNotSupportedError):
+        requested_version({"a2a-version": sent})
+
+
+def test_the_version_may_come_as_a_request_parameter() -> None:
+    """A2A v1.0 §3.6.1: a client MAY send the version as a request parameter; a header wins."""
+    query = [("OPVS-Version", "1.0"), ("pageSize", "5")]
+    headers, rest = version_from_query({"accept": "*/*"}, query)
+    assert requested_version(headers) == "1.0"
+    assert rest == [("pageSize", "5")]
+    headers, rest = version_from_query({"a2a-version": "0.3"}, [("A2A-Version", "1.0")])
+    assert (requested_version(headers), rest) == ("0.3", [])

@@ -54,3 +54,14 @@ async def test_card_urls_follow_the_host_or_the_configured_public_url(
         card = (await client.get("/.well-known/agent-card.json")).json()
     urls = {i["url"] for i in card["supportedInterfaces"]}
     assert all(url.startswith("https://a2a.example.com/base") for url in urls)
+
+
+async def test_every_skill_has_a_tag_on_both_cards(http: httpx.AsyncClient) -> None:
+    """A2A v1.0 §5.7: ``tags`` is REQUIRED and a REQUIRED list holds at least one element; a
+    skill declared without tags is listed under its id (v0.3's card requires tags too)."""
+    for path in ("/.well-known/agent-card.json", "/.well-known/agent.json"):
+        skills = {skill["id"]: skill for skill in (await http.get(path)).json()["skills"]}
+        assert skills["echo"]["tags"] == ["test"]  # declared
+        assert all(
+            skill["tags"] == [skill_id] for skill_id, skill in skills.items() if skill_id != "echo"
+        )

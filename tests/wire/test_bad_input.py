@@ -143,6 +143,27 @@ def test_v1_bad_send_params(data: Any, path: str, reason: str) -> None:
     assert caught.value.reason.startswith(reason), caught.value.reason
 
 
+@pytest.mark.parametrize(("sent", "read"), [("10", 10), ("1e1", 10), ("-0", 0), ("2.0", 2)])
+def test_an_int32_may_be_a_json_number_in_quotes(sent: str, read: int) -> None:
+    """ProtoJSON reads an integer written as a string, exponent notation included."""
+    request = V1.decode(
+        {"message": V1_MSG, "configuration": {"historyLength": sent}}, m.SendMessageRequest
+    )
+    assert request.configuration is not None
+    assert request.configuration.history_length == read
+
+
+@pytest.mark.parametrize("sent", [" 1", "1_0", "+5", "\u0663", "01", "0x10", "", "2.5"])
+def test_an_int32_string_must_be_a_json_number(sent: str) -> None:
+    """Only what is a JSON number in quotes, not what Python's ``int`` also takes."""
+    with pytest.raises(InvalidParamsError) as caught:
+        V1.decode(
+            {"message": V1_MSG, "configuration": {"historyLength": sent}}, m.SendMessageRequest
+        )
+    assert caught.value.path == "$.configuration.historyLength"
+    assert caught.value.reason.startswith("expected an integer")
+
+
 @pytest.mark.parametrize(("data", "path", "reason"), V03_CASES)
 def test_v03_bad_send_params(data: Any, path: str, reason: str) -> None:
     with pytest.raises(InvalidParamsError) as caught:
