@@ -329,8 +329,8 @@ class SqlTaskStore:
         expected_version: int | None = None,
         events: Sequence[SequencedEvent] = (),
     ) -> StoredTask:
-        _require_storable(scope, task_id)
         rows = _event_rows(task_id, events)
+        _require_storable(scope, task_id)
         known = self._written.get(task_id)
         written = None
         if (
