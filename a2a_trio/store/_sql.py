@@ -699,18 +699,24 @@ class SqlTaskStore:
     ) -> m.TaskPushNotificationConfig:
         config = prepare_push_config(config)
         _require_storable(scope, config.task_id)
+        now_us = to_micros(m.utcnow())
         params = (
             config.task_id,
             config.id,
-            to_micros(m.utcnow()),
+            now_us,
+            config.task_id,
+            now_us,
             dumps(V1.encode(config)).decode(),
         )
 
         def put(tx: Tx) -> None:
             _require_task(tx, scope, config.task_id)
+            # A new config's time is after the task's newest config's, even within one
+            # millisecond of the clock (the listing is oldest first); a replaced one keeps its.
             tx.run(
                 "INSERT INTO a2a_push_configs (task_id, config_id, created_us, config)"
-                " VALUES (?, ?, ?, ?) ON CONFLICT (task_id, config_id)"
+                " VALUES (?, ?, (SELECT coalesce(max(created_us) + 1, ?) FROM a2a_push_configs"
+                " WHERE task_id = ? AND created_us >= ?), ?) ON CONFLICT (task_id, config_id)"
                 " DO UPDATE SET config = excluded.config",
                 params,
             )

@@ -832,6 +832,28 @@ async def test_push_config_needs_an_existing_task(store: TaskStore) -> None:
         await store.list_push_configs(ANONYMOUS, "nope")
 
 
+async def test_push_configs_set_within_one_millisecond_list_oldest_first(
+    store: TaskStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The SQL stores ordered configs by their creation time, to the millisecond, and then
+    by id: configs set within one millisecond came out by id."""
+    task = (await store.create_task(ANONYMOUS, a_task())).task
+    instant = m.utcnow()
+    monkeypatch.setattr(m, "utcnow", lambda: instant)
+    for config_id in ("c", "a", "b"):
+        config = m.TaskPushNotificationConfig("https://a", id=config_id, task_id=task.id)
+        await store.set_push_config(ANONYMOUS, config)
+    await store.set_push_config(  # replaced: keeps its place
+        ANONYMOUS, m.TaskPushNotificationConfig("https://b", id="c", task_id=task.id)
+    )
+    listed = await store.list_push_configs(ANONYMOUS, task.id)
+    assert [(config.id, config.url) for config in listed] == [
+        ("c", "https://b"),
+        ("a", "https://a"),
+        ("b", "https://a"),
+    ]
+
+
 # -- recovery and retention --------------------------------------------------------------------
 
 
