@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
     initialize,
+    invariant,
     multiple,
     precondition,
     rule,
@@ -426,10 +427,10 @@ class StoreMachine(RuleBasedStateMachine):
         existed = row is not None and row.configs.pop(config_id, None) is not None
         self.agree(outcomes, Outcome(existed), lambda value: value)
 
-    @rule()
+    @invariant()
     def scribble(self) -> None:
-        """Change every dict and list the stores were given or handed out since the last
-        time: no store may hold any of them (the model holds copies)."""
+        """After every step, change every dict and list the stores were given or handed out
+        in it: no store may hold any of them (the model holds copies)."""
         scribble(self.shared)
         self.shared = []
 
@@ -477,7 +478,7 @@ def _stored(expected: Outcome) -> Outcome:
     return Outcome(StoreMachine.as_stored(expected.value))
 
 
-EXAMPLES = int(os.environ.get("A2A_TRIO_MODEL_EXAMPLES", "25"))
+EXAMPLES = int(os.environ.get("A2A_TRIO_MODEL_EXAMPLES", "40"))
 STEPS = int(os.environ.get("A2A_TRIO_MODEL_STEPS", "30"))
 
 
