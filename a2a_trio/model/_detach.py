@@ -52,10 +52,15 @@ def detached_content[C: (Message, Artifact)](content: C) -> C:
     return attrs.evolve(content, parts=parts, metadata=_copy(content.metadata))
 
 
-def detached_task(task: Task) -> Task:
+def plain_task(task: Task) -> bool:
+    """Whether the task holds no dict or list (it needs no copy)."""
     message = task.status.message
     said = task.history if message is None else (*task.history, message)
-    if task.metadata is None and plain((*said, *task.artifacts)):
+    return task.metadata is None and plain((*said, *task.artifacts))
+
+
+def detached_task(task: Task) -> Task:
+    if plain_task(task):
         return task
     return attrs.evolve(
         task,

@@ -369,7 +369,9 @@ def prepare_push_config(config: m.TaskPushNotificationConfig) -> m.TaskPushNotif
 
 
 def check_new_task(scope: CallerScope, task: m.Task, idempotency_key: str | None) -> None:
-    """Refuse keys no backend can store (a NUL character: PostgreSQL text cannot hold one)."""
+    """Refuse keys no backend can store (a NUL character: PostgreSQL text cannot hold one),
+    and a task in no state (``UNSPECIFIED``): no update could move it on and no purge would
+    end it, nor could recovery tell it running or finished."""
     check_keys(
         {
             "$.id": task.id,
@@ -379,6 +381,10 @@ def check_new_task(scope: CallerScope, task: m.Task, idempotency_key: str | None
             "$.idempotencyKey": idempotency_key or "",
         }
     )
+    if task.status.state is m.TaskState.UNSPECIFIED:
+        raise InvalidTransitionError(
+            f"a task cannot be stored in {m.proto_name(task.status.state)}"
+        )
 
 
 def check_keys(keys: dict[str, str]) -> None:

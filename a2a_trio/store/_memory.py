@@ -88,6 +88,7 @@ class MemoryTaskStore:
         events: Sequence[SequencedEvent] = (),
     ) -> StoredTask:
         check_new_task(scope, task, idempotency_key)
+        check_events(events)  # a programming error, whatever the store holds
         key = (scope, task.context_id, idempotency_key) if idempotency_key else None
         if key is not None and key in self._idempotency:
             return self._rows[self._idempotency[key]].handed_out()
@@ -138,6 +139,7 @@ class MemoryTaskStore:
         expected_version: int | None = None,
         events: Sequence[SequencedEvent] = (),
     ) -> StoredTask:
+        check_events(events)
         row = self._existing(scope, task_id)
         if expected_version is not None and expected_version != row.stored.version:
             raise ConcurrencyError(
@@ -219,6 +221,7 @@ class MemoryTaskStore:
     async def append_events(
         self, scope: CallerScope, task_id: str, events: Sequence[SequencedEvent]
     ) -> None:
+        check_events(events)
         self._log_events(task_id, self._existing(scope, task_id).events, events)
 
     def _log_events(
@@ -229,14 +232,14 @@ class MemoryTaskStore:
         *,
         kept: dict[int, m.StreamEvent] | None = None,
     ) -> None:
-        """Add ``events`` to ``log``, all or none (raising first), then trim it to the bound.
+        """Add ``events`` (checked by the caller) to ``log``, all or none (raising first), then
+        trim it to the bound.
 
         ``kept``: this store's copies of some of them, by ``id`` (a new task is usually its
         first event too), which need not be copied again.
         """
         if not events:
             return
-        check_events(events)
         taken = [seq for seq, _event in events if seq in log]
         if taken:
             raise ConcurrencyError(f"task {task_id} already has events {taken}")

@@ -32,6 +32,7 @@ from ..errors import (
     TaskNotFoundError,
     TaskTerminalStateError,
 )
+from ..model._detach import plain_task
 from ..wire import V1, dumps, loads
 from ._base import (
     DEFAULT_RETENTION,
@@ -49,6 +50,7 @@ from ._base import (
     check_history_length,
     check_new_task,
     check_query,
+    detached_update,
     prepare_push_config,
     storable,
     trim_task,
@@ -160,6 +162,15 @@ def _stored(row: Sequence[Any]) -> StoredTask:
     return StoredTask(_decode_task(text), version, from_micros(updated_us))
 
 
+@attrs.frozen
+class _Change:
+    """An update as the store keeps it (sharing no dict or list with the caller's), and
+    whether it holds none (then a task that held none still holds none after it)."""
+
+    update: TaskUpdate
+    plain: bool
+
+
 type _EventRow = tuple[str, int, str]
 """A row of ``a2a_task_events``: task id, sequence number, the event's wire text."""
 
@@ -254,7 +265,8 @@ class SqlTaskStore:
         rows = _event_rows(task.id, events)
         key = idempotency_key or None
         now = m.utcnow()
-        document = encode_task(task, None)
+        kept = m.detached_task(task)  # what this store remembers of it is its own
+        document = encode_task(kept, None)
         params = (
             task.id,
             scope.tenant,
@@ -277,7 +289,7 @@ class SqlTaskStore:
         def create(tx: Tx) -> StoredTask:
             if tx.run(insert, params).rowcount == 1:
                 self._log_events(tx, task.id, rows)
-                return StoredTask(task, 1, now)
+                return StoredTask(kept, 1, now)
             row = tx.run(
                 f"SELECT {_TASK_COLUMNS} FROM a2a_tasks"
                 " WHERE tenant = ? AND owner = ? AND context_id = ? AND idem_key = ?",
@@ -289,8 +301,9 @@ class SqlTaskStore:
             stored = await self._driver.write(create)
         except self._dialect.integrity_error:
             raise ConcurrencyError(f"task {task.id} already exists") from None
-        if stored.task is task:  # inserted, not an earlier task under the same key
-            self._written.remember(Written(1, to_micros(now), task, document))
+        if stored.task is kept:  # inserted, not an earlier task under the same key
+            self._written.remember(Written(1, to_micros(now), kept, document, kept is task))
+            return attrs.evolve(stored, task=task)  # the caller's own
         return stored
 
     async def load_task(
@@ -329,8 +342,10 @@ class SqlTaskStore:
         expected_version: int | None = None,
         events: Sequence[SequencedEvent] = (),
     ) -> StoredTask:
-        _require_storable(scope, task_id)
         rows = _event_rows(task_id, events)
+        _require_storable(scope, task_id)
+        kept = detached_update(update)  # what this store remembers of it is its own
+        change = _Change(kept, plain=kept is update)
         known = self._written.get(task_id)
         written = None
         if (
@@ -339,19 +354,19 @@ class SqlTaskStore:
             and expected_version in (None, known.version)
             and len(rows) <= self._retention.max_events_per_task
         ):
-            fast = partial(self._update_known, scope, known, update, rows)
+            fast = partial(self._update_known, scope, known, change, rows)
             written = await self._driver.write(fast, one_statement=True)
         if written is None:
-            slow = partial(self._update_row, scope, task_id, update, expected_version, known, rows)
+            slow = partial(self._update_row, scope, task_id, change, expected_version, known, rows)
             written = await self._driver.write(slow)
         self._written.remember(written)
-        return StoredTask(written.task, written.version, from_micros(written.updated_us))
+        return StoredTask(written.handed_out(), written.version, from_micros(written.updated_us))
 
     def _update_known(
         self,
         scope: CallerScope,
         known: Written,
-        update: TaskUpdate,
+        change: _Change,
         rows: Sequence[_EventRow],
         tx: Tx,
     ) -> Written | None:
@@ -368,11 +383,12 @@ class SqlTaskStore:
         task_id = known.task.id
         now = m.utcnow()
         try:
-            task = apply_update(known.task, update, now=now)
+            task = apply_update(known.task, change.update, now=now)
         except (TaskTerminalStateError, InvalidTransitionError):
             return None
         document = encode_task(task, known)
-        written = Written(known.version + 1, to_micros(now), task, document)
+        plain = known.plain and change.plain
+        written = Written(known.version + 1, to_micros(now), task, document, plain)
         update_row = (
             f"UPDATE a2a_tasks SET {self._set_task} WHERE id = ? AND tenant = ? AND owner = ?"
             " AND version = ? AND updated_us = ?"
@@ -414,7 +430,7 @@ class SqlTaskStore:
         self,
         scope: CallerScope,
         task_id: str,
-        update: TaskUpdate,
+        change: _Change,
         expected_version: int | None,
         known: Written | None,
         rows: Sequence[_EventRow],
@@ -437,11 +453,15 @@ class SqlTaskStore:
                 f"task {task_id} is at version {version}, not {expected_version}"
             )
         previous = known if text is None else None
+        if previous is None:
+            current = _decode_task(text)
+            plain = plain_task(current)
+        else:
+            current, plain = previous.task, previous.plain
         now = m.utcnow()
-        task = apply_update(
-            _decode_task(text) if previous is None else previous.task, update, now=now
-        )
-        written = Written(version + 1, to_micros(now), task, encode_task(task, previous))
+        task = apply_update(current, change.update, now=now)
+        document = encode_task(task, previous)
+        written = Written(version + 1, to_micros(now), task, document, plain and change.plain)
         changed = tx.run(
             f"UPDATE a2a_tasks SET {self._set_task} WHERE id = ? AND version = ?",
             (*self._task_params(written), task_id, version),
@@ -679,18 +699,24 @@ class SqlTaskStore:
     ) -> m.TaskPushNotificationConfig:
         config = prepare_push_config(config)
         _require_storable(scope, config.task_id)
+        now_us = to_micros(m.utcnow())
         params = (
             config.task_id,
             config.id,
-            to_micros(m.utcnow()),
+            now_us,
+            config.task_id,
+            now_us,
             dumps(V1.encode(config)).decode(),
         )
 
         def put(tx: Tx) -> None:
             _require_task(tx, scope, config.task_id)
+            # A new config's time is after the task's newest config's, even within one
+            # millisecond of the clock (the listing is oldest first); a replaced one keeps its.
             tx.run(
                 "INSERT INTO a2a_push_configs (task_id, config_id, created_us, config)"
-                " VALUES (?, ?, ?, ?) ON CONFLICT (task_id, config_id)"
+                " VALUES (?, ?, (SELECT coalesce(max(created_us) + 1, ?) FROM a2a_push_configs"
+                " WHERE task_id = ? AND created_us >= ?), ?) ON CONFLICT (task_id, config_id)"
                 " DO UPDATE SET config = excluded.config",
                 params,
             )

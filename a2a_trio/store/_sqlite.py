@@ -61,13 +61,24 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     ),
     # 2: ListTasks filtered by state walks only that state's tasks, newest first.
     ("CREATE INDEX a2a_tasks_scope_state ON a2a_tasks (tenant, owner, state, ord)",),
+    # 3: the highest listing order a deleted task held, so a new one never takes it again
+    # (a page token below it would show a task written after the listing began).
+    (
+        "CREATE TABLE a2a_order_mark (n INTEGER NOT NULL)",
+        "INSERT INTO a2a_order_mark (n) SELECT coalesce(max(ord), 0) FROM a2a_tasks",
+        "CREATE TRIGGER a2a_tasks_order_mark AFTER DELETE ON a2a_tasks"
+        " WHEN OLD.ord > (SELECT n FROM a2a_order_mark)"
+        " BEGIN UPDATE a2a_order_mark SET n = OLD.ord; END",
+    ),
 )
 """Schema migrations in order; ``PRAGMA user_version`` records how many were applied."""
 
 DIALECT: Final = Dialect(
     name="SQLite",
-    # One writer at a time, so the next number is simply one above the largest.
-    next_order="(SELECT coalesce(max(ord), 0) + 1 FROM a2a_tasks)",
+    # One writer at a time, so the next number is simply one above the largest ever given:
+    # the largest held, or a deleted task's (``a2a_order_mark``).
+    next_order="(SELECT max(coalesce(max(ord), 0), (SELECT n FROM a2a_order_mark)) + 1"
+    " FROM a2a_tasks)",
     lock_row="",  # BEGIN IMMEDIATE already holds the write lock
     claim_rows="",  # and no other writer holds any row meanwhile
     integrity_error=sqlite3.IntegrityError,

@@ -28,12 +28,23 @@ next write, if any, reads the row), so this bounds only unusual patterns."""
 @attrs.frozen
 class Written:
     """A task as one write left it: the row's ``version`` and ``updated_us``, the task and
-    its JSON form (shared with later documents, so never mutated)."""
+    its JSON form (shared with later documents, so never mutated).
+
+    The task is the store's own, sharing no dict or list with a caller (``model/_detach.py``):
+    the next write encodes its metadata and status again, so a caller's change to a dict it
+    wrote or was handed would be stored with that write.  ``plain``: it holds no dict or list,
+    so it is handed out as it is (by default it is copied).
+    """
 
     version: int
     updated_us: int
     task: m.Task
     document: dict[str, Any]
+    plain: bool = False
+
+    def handed_out(self) -> m.Task:
+        """The task as a caller gets it: sharing no dict or list with this memory."""
+        return self.task if self.plain else m.detached_task(self.task)
 
 
 class WrittenTasks:

@@ -500,6 +500,24 @@ async def test_paging_neither_skips_nor_repeats_under_concurrent_inserts(
     assert fresh == inserted[::-1] + before[::-1]
 
 
+async def test_a_task_written_while_paging_is_not_shown_after_the_newest_went(
+    store: TaskStore,
+) -> None:
+    """A task created (or updated) after the listing began lands in front of it, even when
+    the tasks above the page token were deleted meanwhile."""
+    oldest, middle, newest = await create_many(store, 3)
+    first = await store.list_tasks(ANONYMOUS, TaskQuery(page_size=1))
+    assert [task.id for task in first.tasks] == [newest]
+    for task_id in (newest, middle):
+        assert await store.delete_task(ANONYMOUS, task_id)
+    created = (await store.create_task(ANONYMOUS, a_task("created while paging"))).task
+    rest = await store.list_tasks(
+        ANONYMOUS, TaskQuery(page_size=1, page_token=first.next_page_token)
+    )
+    assert [task.id for task in rest.tasks] == [oldest]
+    assert await all_pages(store, TaskQuery()) == [created.id, oldest]
+
+
 @pytest.mark.parametrize(
     ("query", "path"),
     [
@@ -604,6 +622,26 @@ async def test_bad_sequence_numbers_are_a_programming_error(
     with pytest.raises(ValueError, match="sequence numbers"):
         await store.append_events(ANONYMOUS, task.id, [(seq, task) for seq in seqs])
     assert await store.load_events(ANONYMOUS, task.id) == ()
+
+
+async def test_bad_sequence_numbers_are_refused_whatever_the_store_holds(
+    store: TaskStore,
+) -> None:
+    """A programming error is one on every backend: not a "not found", a retry's answer or a
+    conflict on one and a ``ValueError`` on another."""
+    task = a_task(context_id="c")
+    await store.create_task(ANONYMOUS, task, idempotency_key="k")
+    bad = [(0, task)]
+    with pytest.raises(ValueError, match="sequence numbers"):
+        await store.create_task(ANONYMOUS, a_task(context_id="c"), idempotency_key="k", events=bad)
+    with pytest.raises(ValueError, match="sequence numbers"):
+        await store.create_task(ANONYMOUS, task, events=bad)
+    for task_id in ("nope", "x\x00"):
+        with pytest.raises(ValueError, match="sequence numbers"):
+            await store.append_events(ANONYMOUS, task_id, bad)
+        with pytest.raises(ValueError, match="sequence numbers"):
+            await store.update_task(ANONYMOUS, task_id, TaskUpdate(), events=bad)
+    assert await store.task_version(ANONYMOUS, task.id) == 1
 
 
 async def test_create_logs_the_events_of_a_new_task_only(store: TaskStore) -> None:
@@ -794,7 +832,39 @@ async def test_push_config_needs_an_existing_task(store: TaskStore) -> None:
         await store.list_push_configs(ANONYMOUS, "nope")
 
 
+async def test_push_configs_set_within_one_millisecond_list_oldest_first(
+    store: TaskStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The SQL stores ordered configs by their creation time, to the millisecond, and then
+    by id: configs set within one millisecond came out by id."""
+    task = (await store.create_task(ANONYMOUS, a_task())).task
+    instant = m.utcnow()
+    monkeypatch.setattr(m, "utcnow", lambda: instant)
+    for config_id in ("c", "a", "b"):
+        config = m.TaskPushNotificationConfig("https://a", id=config_id, task_id=task.id)
+        await store.set_push_config(ANONYMOUS, config)
+    await store.set_push_config(  # replaced: keeps its place
+        ANONYMOUS, m.TaskPushNotificationConfig("https://b", id="c", task_id=task.id)
+    )
+    listed = await store.list_push_configs(ANONYMOUS, task.id)
+    assert [(config.id, config.url) for config in listed] == [
+        ("c", "https://b"),
+        ("a", "https://a"),
+        ("b", "https://a"),
+    ]
+
+
 # -- recovery and retention --------------------------------------------------------------------
+
+
+async def test_a_task_in_no_state_is_refused(store: TaskStore) -> None:
+    """An ``UNSPECIFIED`` task could never be updated to another state, purged or recovered
+    (and the backends disagreed on whether it was unfinished): none is stored."""
+    task = attrs.evolve(a_task(), status=m.TaskStatus(S.UNSPECIFIED))
+    with pytest.raises(InvalidTransitionError, match="TASK_STATE_UNSPECIFIED"):
+        await store.create_task(ANONYMOUS, task, events=[(1, task)])
+    assert await store.load_task(ANONYMOUS, task.id) is None
+    assert await store.list_unfinished() == ()
 
 
 async def test_list_unfinished_finds_live_tasks_in_every_scope(store: TaskStore) -> None:
@@ -885,8 +955,11 @@ async def test_a_short_ttl_purges_within_a_second() -> None:
 )
 @given(task=V1_STRATEGIES.of(m.Task))
 def test_any_task_round_trips(backend_url: str, task: m.Task) -> None:
-    # Fresh ids (the database outlives examples); keys with NUL are refused, as tested below.
+    # Fresh ids (the database outlives examples); keys with NUL are refused, as tested below,
+    # and so is a task in no state.
     task = attrs.evolve(task, id=m.new_id(), context_id=task.context_id.replace("\x00", ""))
+    if task.status.state is S.UNSPECIFIED:
+        task = attrs.evolve(task, status=attrs.evolve(task.status, state=S.SUBMITTED))
 
     async def round_trip() -> None:
         async with open_store(backend_url) as store:

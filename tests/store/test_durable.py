@@ -148,9 +148,12 @@ def _mark_schema_newer(backend: Backend, path: str) -> None:
 
 
 def _back_to_version_1(backend: Backend, path: str) -> None:
-    """Undo migration 2 by hand: the database a release with only migration 1 left behind."""
+    """Undo the later migrations by hand: the database a release with only migration 1 left
+    behind."""
     if backend.name == "sqlite":
         with closing(sqlite3.connect(path)) as conn:
+            conn.execute("DROP TRIGGER a2a_tasks_order_mark")
+            conn.execute("DROP TABLE a2a_order_mark")
             conn.execute("DROP INDEX a2a_tasks_scope_state")
             conn.execute("PRAGMA user_version = 1")
     else:
@@ -176,8 +179,8 @@ def _schema_state(backend: Backend, path: str) -> tuple[int, bool]:
 
 
 async def test_an_older_database_is_migrated_when_opened(sql_backend: Backend) -> None:
-    latest = len(SQLITE_MIGRATIONS)
-    assert latest == len(PG_MIGRATIONS) == 2
+    assert (len(SQLITE_MIGRATIONS), len(PG_MIGRATIONS)) == (3, 2)
+    latest = len(SQLITE_MIGRATIONS if sql_backend.name == "sqlite" else PG_MIGRATIONS)
     path = sql_backend.url.removeprefix("sqlite:///")
     async with open_store(sql_backend.url) as store:
         task = (await store.create_task(ANONYMOUS, a_task())).task

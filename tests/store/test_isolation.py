@@ -100,3 +100,20 @@ async def test_changing_what_was_read_changes_nothing_stored(
     scribble(await store.list_unfinished())
 
     assert await snapshot(store, task.id) == before
+
+
+async def test_changing_what_was_written_or_read_changes_no_later_write(store: TaskStore) -> None:
+    """The SQL stores remember the task they last wrote, to write its next change without
+    reading it back: what they remember is theirs alone too, or a caller's change would be
+    written with the next update."""
+    task = attrs.evolve(m.new_task(a_message("in")), metadata=nested())
+    scribble(await store.create_task(ANONYMOUS, task, events=[(1, task)]))
+    scribble(task)
+    update = an_update()
+    scribble(await store.update_task(ANONYMOUS, task.id, update))
+    scribble(update)
+    later = TaskUpdate(messages=[m.text_message("later", role=m.Role.AGENT)])
+    await store.update_task(ANONYMOUS, task.id, later)
+    written = await store.update_task(ANONYMOUS, task.id, TaskUpdate(metadata={"last": 1}))
+    assert "scribbled" not in repr(written)
+    assert "scribbled" not in await snapshot(store, task.id)
