@@ -31,35 +31,29 @@ import random
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from contextlib import aclosing
-from functools import partial
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import attrs
 import httpx
-import hypercorn.trio
 import orjson
 import pytest
 import trio
-from store.conftest import ALL_BACKENDS, make_backend
+from store.conftest import ALL_BACKENDS
 
-from a2a_trio.server import create_app
 from a2a_trio.store import ANONYMOUS, TaskStore
 from a2a_trio.wire import SSEDecoder
 from a2a_trio.wire._legacy import parts_text
 
 from .conftest import CONFIG
-from .soak_agents import soak_agent
 from .test_soak import (
     ABANDONED,
     SECONDS_VARIABLE,
     SEED_VARIABLE,
     all_task_ids,
+    assert_no_errors_logged,
     check_log,
-    open_descriptors,
-    soak_hypercorn_config,
-    wait_for_quiet,
+    serving_soak,
     words,
 )
 
@@ -362,26 +356,12 @@ async def test_legacy_soak(store: str, tmp_path: Path, caplog: pytest.LogCapture
     soak = LegacySoak()
     config = attrs.evolve(CONFIG, legacy_bearer=True)
     with trio.fail_after(seconds + 60):
-        async with make_backend(store, tmp_path) as backend, trio.open_nursery() as nursery:
-            app: Any = create_app(soak_agent, store=backend.url, config=config)  # ASGI types
-            (url,) = await nursery.start(
-                partial(hypercorn.trio.serve, app, soak_hypercorn_config())
-            )
-            runtime = app.server.runtime
-            pg_port = (urlsplit(backend.url).port or 5432) if store == "postgres" else None
-            descriptors = partial(open_descriptors, pg_port, tmp_path)
-            baseline = descriptors()
+        async with serving_soak(store, tmp_path, config) as (url, runtime):
             await soak.run(url, random.Random(seed), seconds)
             async with httpx.AsyncClient(base_url=url, headers=AUTH, timeout=60) as http:
                 await check_ids(soak, http)
             await check_store(soak, runtime.store)
-            assert runtime.statistics().running_jobs == 0
-            await wait_for_quiet(runtime, descriptors, baseline)
-            assert runtime.statistics().stream_subscribers == 0
-            assert descriptors() == baseline
-            nursery.cancel_scope.cancel()
-    problems = [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
-    assert not problems, [r.getMessage() for r in problems]
+    assert_no_errors_logged(caplog)
 
 
 async def check_ids(soak: LegacySoak, http: httpx.AsyncClient) -> None:

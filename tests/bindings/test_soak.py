@@ -24,7 +24,8 @@ import os
 import random
 import uuid
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ from store.conftest import ALL_BACKENDS, make_backend
 
 from a2a_trio import model as m
 from a2a_trio.runtime import TaskRuntime
-from a2a_trio.server import create_app, hypercorn_config
+from a2a_trio.server import ServerConfig, create_app, hypercorn_config
 from a2a_trio.store import ANONYMOUS, MAX_PAGE_SIZE, TaskQuery, TaskStore
 from a2a_trio.wire._legacy import parts_text
 
@@ -381,6 +382,33 @@ def soak_hypercorn_config() -> HypercornConfig:
     return config
 
 
+@asynccontextmanager
+async def serving_soak(
+    store: str, tmp_path: Path, config: ServerConfig
+) -> AsyncIterator[tuple[str, TaskRuntime]]:
+    """A real server (hypercorn on 127.0.0.1 serving ``create_app``) of the soak agent on
+    ``store``: its URL and runtime inside; once the body is done, no job, subscriber,
+    connection or descriptor may be left."""
+    async with make_backend(store, tmp_path) as backend, trio.open_nursery() as nursery:
+        app: Any = create_app(soak_agent, store=backend.url, config=config)  # ASGI types
+        (url,) = await nursery.start(partial(hypercorn.trio.serve, app, soak_hypercorn_config()))
+        runtime = app.server.runtime
+        pg_port = (urlsplit(backend.url).port or 5432) if store == "postgres" else None
+        descriptors = partial(open_descriptors, pg_port, tmp_path)
+        baseline = descriptors()
+        yield url, runtime
+        assert runtime.statistics().running_jobs == 0
+        await wait_for_quiet(runtime, descriptors, baseline)
+        assert runtime.statistics().stream_subscribers == 0
+        assert descriptors() == baseline
+        nursery.cancel_scope.cancel()
+
+
+def assert_no_errors_logged(caplog: pytest.LogCaptureFixture) -> None:
+    problems = [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+    assert not problems, [r.getMessage() for r in problems]
+
+
 @pytest.mark.parametrize("store", ALL_BACKENDS)
 async def test_soak(store: str, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     seed = int(os.environ.get(SEED_VARIABLE) or random.randrange(2**32))
@@ -389,25 +417,11 @@ async def test_soak(store: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
     caplog.set_level(logging.WARNING)
     soak = Soak()
     with trio.fail_after(seconds + 60):
-        async with make_backend(store, tmp_path) as backend, trio.open_nursery() as nursery:
-            app: Any = create_app(soak_agent, store=backend.url, config=CONFIG)  # ASGI types
-            (url,) = await nursery.start(
-                partial(hypercorn.trio.serve, app, soak_hypercorn_config())
-            )
-            runtime = app.server.runtime
-            pg_port = (urlsplit(backend.url).port or 5432) if store == "postgres" else None
-            descriptors = partial(open_descriptors, pg_port, tmp_path)
-            baseline = descriptors()
+        async with serving_soak(store, tmp_path, CONFIG) as (url, runtime):
             await soak.run(url, random.Random(seed), seconds)
             async with httpx.AsyncClient(base_url=url, timeout=60) as http:
                 await check_tasks(soak, V1JsonRpc(http), runtime.store)
-            assert runtime.statistics().running_jobs == 0
-            await wait_for_quiet(runtime, descriptors, baseline)
-            assert runtime.statistics().stream_subscribers == 0
-            assert descriptors() == baseline
-            nursery.cancel_scope.cancel()
-    problems = [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
-    assert not problems, [r.getMessage() for r in problems]
+    assert_no_errors_logged(caplog)
 
 
 async def check_tasks(soak: Soak, driver: Driver, store: TaskStore) -> None:
