@@ -292,7 +292,10 @@ def _headers(scope: dict[str, Any]) -> dict[str, str]:
     headers = request_headers(
         (k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]
     )
-    query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    query_string = scope.get("query_string", b"")
+    if not query_string:  # nearly every JSON-RPC request: nothing to parse
+        return headers
+    query = parse_qsl(query_string.decode("latin-1"), keep_blank_values=True)
     return version_from_query(headers, query)[0]
 
 

@@ -48,16 +48,19 @@ def _major_minor(value: str) -> str:
 
 
 def version_from_query(
-    headers: Mapping[str, str], query: Iterable[tuple[str, str]]
+    headers: dict[str, str], query: Iterable[tuple[str, str]]
 ) -> tuple[dict[str, str], list[tuple[str, str]]]:
     """The headers with a version sent as a request parameter (``?A2A-Version=1.0``, any case)
-    moved into them, and the query without it; a version header sent as well wins."""
-    moved = dict(headers)
+    moved into them, and the query without it; a version header sent as well wins.  Without
+    such a parameter the headers come back as they are, not copied (every request comes here)."""
+    params: dict[str, str] = {}
     rest: list[tuple[str, str]] = []
     for name, value in query:
         key = name.lower()
-        if key not in VERSION_HEADERS:
+        if key in VERSION_HEADERS:
+            params[key] = value
+        else:
             rest.append((name, value))
-        elif not any(headers.get(header, "").strip() for header in VERSION_HEADERS):
-            moved[key] = value
-    return moved, rest
+    if not params or any(headers.get(header, "").strip() for header in VERSION_HEADERS):
+        return headers, rest
+    return headers | params, rest
