@@ -32,14 +32,13 @@ import attrs
 import trio
 
 from ._asgi import TrioOnly
-from ._one_server import DEFAULT_STORE
+from ._one_server import DEFAULT_STORE, served_store
 from .loading import (
     ConfigError,
     StoreOpenError,
     check_store,
     load_agent,
     retention_from,
-    store_factory,
 )
 from .server import (
     ServerConfig,
@@ -62,7 +61,7 @@ def app_from_env(env: Mapping[str, str]) -> TrioOnly:
     config = _server_config(env)
     retention = _setting("A2A_TRIO_RETENTION", retention_from, env.get("A2A_TRIO_RETENTION"))
     url = env.get("A2A_TRIO_STORE") or DEFAULT_STORE
-    store = store_factory(url, retention=retention, alone=config.runtime.recovery_lease is None)
+    store = served_store(url, retention=retention, alone=config.runtime.recovery_lease is None)
     _check_store(url, store)
     return TrioOnly(create_app(agent, store=store, config=config))
 

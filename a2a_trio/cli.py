@@ -507,7 +507,8 @@ def serve(
     """Serve an agent until SIGINT/SIGTERM (then drain running tasks gracefully; a second
     signal stops at once)."""
     from ._cli._signals import serve_until_signalled
-    from .loading import ConfigError, StoreOpenError, check_store, load_agent, store_factory
+    from ._one_server import served_store
+    from .loading import ConfigError, StoreOpenError, check_store, load_agent
     from .runtime import RuntimeConfig
     from .server import ServerConfig, raise_open_file_limit, tune_gc_for_streams
     from .server import serve as serve_agent
@@ -526,7 +527,7 @@ def serve(
     raise_open_file_limit()  # this command owns the process, as it owns its collector
     try:
         loaded = load_agent(agent)
-        factory = store_factory(store, alone=recovery_lease is None)
+        factory = served_store(store, alone=recovery_lease is None)
     except ConfigError as exc:
         raise UsageProblem(str(exc)) from None
     try:

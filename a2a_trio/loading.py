@@ -16,7 +16,7 @@ from datetime import timedelta
 from pathlib import Path
 from types import ModuleType
 
-from ._one_server import StoreInUseError, served_store
+from ._one_server import StoreInUseError
 from .errors import StoreError
 from .runtime import Agent
 from .server import StoreFactory
@@ -219,15 +219,6 @@ def _user_frame(exc: BaseException) -> tuple[str, int | None] | None:
         if not parents & stdlib or parents & installed:
             return frame.filename, frame.lineno
     return (frames[-1].filename, frames[-1].lineno) if frames else None
-
-
-def store_factory(
-    url: str, *, retention: Retention = DEFAULT_RETENTION, alone: bool = True
-) -> StoreFactory:
-    """A store factory for the server from a store URL (``memory``, ``sqlite:///...``, ...);
-    ``alone`` (a server without a recovery lease) holds a SQLite store for this server alone
-    while it is open (see ``_one_server``)."""
-    return served_store(url, alone=alone, retention=retention)
 
 
 def retention_from(seconds: str | None) -> Retention:
