@@ -1,7 +1,8 @@
 """The ``a2a-trio`` command: serve an agent, or talk to any A2A agent from a shell.
 
-Exit codes: 0 success, 1 usage or configuration error, 2 remote or runtime error.  Errors are
-one line on stderr, never a traceback.  Each command runs its own ``trio.run``.
+Exit codes: 0 success, 1 usage or configuration error, 2 remote or runtime error, 3 the task
+``send``, ``stream`` or ``subscribe`` showed ended failed, rejected or canceled.  Errors are one
+line on stderr, never a traceback.  Each command runs its own ``trio.run``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from rich.live import Live
 
 from . import model as m
 from ._cli._running import (
+    TASK_DID_NOT_COMPLETE,
     RuntimeProblem,
     UsageProblem,
     first_error,
@@ -55,6 +57,7 @@ app = typer.Typer(
 # --- options shared by the client commands ------------------------------------------------
 
 MAX_PORT = 65535
+UNSUCCESSFUL_ENDS = frozenset({m.TaskState.FAILED, m.TaskState.REJECTED, m.TaskState.CANCELED})
 
 
 def _agent_url(value: str) -> str:
@@ -166,14 +169,18 @@ def _client_call(
     bindings: Sequence[str] | None,
     trust: Sequence[str] | None,
     timeout: float | None,
-    body: Callable[[Client], Awaitable[None]],
+    body: Callable[[Client], Awaitable[m.TaskState | None]],
 ) -> None:
+    """Run ``body`` with a client for ``url``; exit 3 if the task it returns the state of ended
+    without completing, so a script can tell a failed task from a delivered answer."""
     extra = parse_headers(headers)
     auth = BearerAuth(token) if token else None
     trusted_origins = _trusted(trust)
     timeouts = _timeouts(timeout)
+    ended: m.TaskState | None = None
 
     async def main() -> None:
+        nonlocal ended
         kwargs: dict[str, Any] = {"bindings": bindings} if bindings else {}
         async with open_client(
             url,
@@ -184,13 +191,15 @@ def _client_call(
             **kwargs,
         ) as client:
             try:
-                await body(client)
+                ended = await body(client)
             except* MethodNotFoundError as group:
                 for error in group.exceptions:
                     error.add_note(_unknown_method_note(client.interface))
                 raise
 
     run_command(main, credentials=bool(auth or extra))
+    if ended in UNSUCCESSFUL_ENDS:
+        raise typer.Exit(TASK_DID_NOT_COMPLETE)
 
 
 def _unknown_method_note(interface: m.AgentInterface) -> str:
@@ -207,31 +216,34 @@ def _print_json(value: Any) -> None:
     sys.stdout.flush()
 
 
-async def _follow(events: EventStream, *, json: bool) -> None:
-    """Print a stream: one JSON line per event, or a live view redrawn as events arrive.
+async def _follow(events: EventStream, *, json: bool) -> m.TaskState | None:
+    """Print a stream: one JSON line per event, or a live view redrawn as events arrive; return
+    the task's last state seen.
 
     Not in a terminal, the view is printed once at the end (also when the stream fails), as
     ordinary output ending in a newline: rich's live display would leave the last line open.
     """
+    view = TaskView()
     async with events:
         if json:
             async for event in events:
                 _print_json(V1.encode_stream_response(event))
-            return
-        view = TaskView()
+                view.apply(event)
+            return view.state
         console = Console()
         if console.is_terminal and not console.is_dumb_terminal:
             with Live(view.render(), console=console, auto_refresh=False) as live:
                 async for event in events:
                     view.apply(event)
                     live.update(view.render(), refresh=True)
-            return
+            return view.state
         try:
             async for event in events:
                 view.apply(event)
         finally:
             if not view.is_empty():
                 console.print(view.render())
+        return view.state
 
 
 def _print_unclipped(console: Console, renderable: RenderableType) -> None:
@@ -247,13 +259,15 @@ def _print_unclipped(console: Console, renderable: RenderableType) -> None:
     console.print(renderable)
 
 
-def _show_result(result: m.Task | m.Message, *, json: bool) -> None:
+def _show_result(result: m.Task | m.Message, *, json: bool) -> m.TaskState | None:
+    """Print a task or a reply; return the task's state (``None`` for a reply)."""
     if json:
         _print_json(V1.encode_send_result(result))
-        return
-    view = TaskView()
-    view.apply(result)
-    Console().print(view.render())
+    else:
+        view = TaskView()
+        view.apply(result)
+        Console().print(view.render())
+    return result.status.state if isinstance(result, m.Task) else None
 
 
 # --- commands ----------------------------------------------------------------------------
@@ -324,10 +338,9 @@ def send(
 ) -> None:
     """Send a message and print the answer (waits for the task to finish)."""
 
-    async def body(client: Client) -> None:
+    async def body(client: Client) -> m.TaskState | None:
         message = _message(text, context_id, task_id, skill)
-        result = await client.send(message, return_immediately=no_wait)
-        _show_result(result, json=json)
+        return _show_result(await client.send(message, return_immediately=no_wait), json=json)
 
     _client_call(url, header, token, binding, trust_origin, timeout, body)
 
@@ -348,8 +361,8 @@ def stream(
 ) -> None:
     """Send a message and show status, progress and artifacts live as they arrive."""
 
-    async def body(client: Client) -> None:
-        await _follow(client.stream(_message(text, context_id, task_id, skill)), json=json)
+    async def body(client: Client) -> m.TaskState | None:
+        return await _follow(client.stream(_message(text, context_id, task_id, skill)), json=json)
 
     _client_call(url, header, token, binding, trust_origin, timeout, body)
 
@@ -367,8 +380,8 @@ def subscribe(
 ) -> None:
     """Follow a running task live."""
 
-    async def body(client: Client) -> None:
-        await _follow(client.subscribe(task), json=json)
+    async def body(client: Client) -> m.TaskState | None:
+        return await _follow(client.subscribe(task), json=json)
 
     _client_call(url, header, token, binding, trust_origin, timeout, body)
 

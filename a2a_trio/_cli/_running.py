@@ -24,6 +24,9 @@ class RuntimeProblem(Exception):
 
 INTERRUPTED = 130
 """The exit code of a command stopped by Ctrl-C (128 + SIGINT), as shells and typer give."""
+TASK_DID_NOT_COMPLETE = 3
+"""The exit code of ``send``, ``stream`` and ``subscribe`` when the task they showed ended failed,
+rejected or canceled: the call worked, the task did not."""
 
 
 def parse_headers(values: Sequence[str] | None) -> dict[str, str]:

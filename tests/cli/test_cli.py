@@ -1,6 +1,7 @@
 """The ``a2a-trio`` command, run for real in subprocesses against real agents.
 
-Exit codes: 0 ok, 1 usage/config error, 2 remote/runtime error; errors are one line on stderr.
+Exit codes: 0 ok, 1 usage/config error, 2 remote/runtime error, 3 the task shown did not
+complete; errors are one line on stderr.
 Usage errors are also checked in-process through ``main()`` (fast, same code path).
 """
 
@@ -154,7 +155,7 @@ def test_subscribe_follows_until_the_task_ends(sdk_agent: str) -> None:
         assert first["task"]["id"] == running["id"]
         assert main(["cancel", sdk_agent, running["id"]]) == 0
         rest = [json.loads(line) for line in follower.stdout]
-        assert follower.wait(timeout=30) == 0
+        assert follower.wait(timeout=30) == 3  # it followed the task to its end: canceled
     last = rest[-1].get("statusUpdate") or rest[-1].get("task")
     assert last["status"]["state"] == "TASK_STATE_CANCELED"
 
@@ -300,20 +301,22 @@ def test_live_view_in_a_terminal(sdk_agent: str) -> None:
 
 @contextlib.contextmanager
 def serving_demo(
-    *options: str, launch: Callable[[list[str]], list[str]] = list
+    *options: str,
+    launch: Callable[[list[str]], list[str]] = list,
+    agent: str = "a2a_trio.demo:agent",
+    cwd: Path | None = None,
 ) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """``a2a-trio serve`` with the built-in demo agent (port 0 unless ``options`` say) and its
-    base URL; killed on exit if it is still running.  ``launch`` wraps the command line."""
-    command = launch(
-        [SCRIPT, "serve", "a2a_trio.demo:agent", "--port", "0", *MEMORY, *QUIET, *options]
-    )
+    """``a2a-trio serve`` with the built-in demo agent, or ``agent`` found from ``cwd`` (port 0
+    unless ``options`` say), and its base URL; killed on exit if it is still running.
+    ``launch`` wraps the command line."""
+    command = launch([SCRIPT, "serve", agent, "--port", "0", *MEMORY, *QUIET, *options])
     with subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, cwd=cwd
     ) as proc:
         assert proc.stdout is not None
         try:
             line = proc.stdout.readline()
-            assert line.startswith("serving a2a_trio.demo:agent at http://"), line
+            assert line.startswith(f"serving {agent} at http://"), line
             yield proc, line.split(" at ")[1].strip()
         finally:
             if proc.poll() is None:
@@ -352,6 +355,51 @@ def test_serve_then_talk_to_it_then_stop(
     assert proc.wait(timeout=20) == 0
     assert proc.stderr is not None
     assert "Running on" not in proc.stderr.read()  # --log-level warning quiets hypercorn too
+
+
+ENDINGS_AGENT = """
+from a2a_trio import Agent, TaskContext, TaskFailed, TaskRejected
+
+agent = Agent("endings", "Ends its tasks every way but completed.")
+
+
+@agent.skill(default=True)
+async def fail(ctx: TaskContext) -> str:
+    raise TaskFailed("no luck")
+
+
+@agent.skill()
+async def reject(ctx: TaskContext) -> str:
+    raise TaskRejected("not mine")
+
+
+@agent.skill()
+async def ask(ctx: TaskContext) -> str:
+    return (await ctx.ask("Which one?")).parts[0].text
+"""
+
+
+def test_a_task_that_did_not_complete_exits_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The call worked, the task did not: exit 3, the task shown as usual and nothing on stderr,
+    so a script can tell it from a completed task (0) and from a failed call (2).  An
+    interrupted task (INPUT_REQUIRED) waits for its answer: 0.  Before, every one was 0."""
+    (tmp_path / "endings.py").write_text(ENDINGS_AGENT)
+    with serving_demo(agent="endings:agent", cwd=tmp_path) as (_proc, url):
+        code, out, err = in_process(capsys, "send", url, "hi", "--json")
+        assert (code, err) == (3, "")
+        assert json.loads(out)["task"]["status"]["state"] == "TASK_STATE_FAILED"
+        code, out, err = in_process(capsys, "stream", url, "hi", "--json")
+        assert (code, err) == (3, "")
+        last = json.loads(out.splitlines()[-1])["statusUpdate"]["status"]
+        assert last["state"] == "TASK_STATE_FAILED"
+        code, out, err = in_process(capsys, "send", url, "hi", "--skill", "reject")
+        assert (code, err) == (3, "")
+        assert "REJECTED" in out and "not mine" in out
+        code, out, err = in_process(capsys, "stream", url, "hi", "--skill", "ask")
+        assert (code, err) == (0, "")
+        assert "INPUT_REQUIRED" in out and "Which one?" in out
 
 
 def test_a_second_signal_stops_the_drain_at_once_without_a_traceback() -> None:
