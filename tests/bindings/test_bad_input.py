@@ -276,6 +276,8 @@ async def test_integer_query_parameters_are_digits_only(
         ("/tasks?pageToken=zzz", "pageToken"),
         ("/tasks?status=sleeping", "status"),
         ("/tasks?statusTimestampAfter=yesterday", "statusTimestampAfter"),
+        ("/tasks?statusTimestampAfter=2024-01-01%2000:00:00Z", "statusTimestampAfter"),
+        ("/tasks?statusTimestampAfter=2024-01-01T00:00:00.1234567891Z", "statusTimestampAfter"),
         ("/tasks?includeArtifacts=maybe", "includeArtifacts"),
         ("/acme/tasks?pageSize=0", "pageSize"),
         ("/acme/tasks/t?historyLength=-1", "historyLength"),

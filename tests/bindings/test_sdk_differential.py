@@ -251,6 +251,13 @@ CASES: dict[str, Case] = {
     "list with a bad timestamp": Case(
         call1("ListTasks", {"statusTimestampAfter": "yesterday"}), rpc_error(-32602)
     ),
+    "list with a space for the timestamp's T": Case(
+        call1("ListTasks", {"statusTimestampAfter": "2020-01-01 00:00:00Z"}), rpc_error(-32602)
+    ),
+    "list with 10 fraction digits in a timestamp": Case(
+        call1("ListTasks", {"statusTimestampAfter": "2020-01-01T00:00:00.1234567891Z"}),
+        rpc_error(-32602),
+    ),
     "list with a bad page token": Case(
         call1("ListTasks", {"pageToken": "junk"}), rpc_error(-32602)
     ),
