@@ -96,21 +96,19 @@ def _calls_a_coroutine_function(function: Callable[..., object]) -> bool:
     return any(inspect.iscoroutinefunction(f) for f in found if callable(f))
 
 
+def _unpartial(handler: Callable[..., object]) -> Callable[..., object]:
+    """What a ``functools.partial`` (of a partial ...) calls; any other callable as it is."""
+    while isinstance(handler, functools.partial):
+        handler = handler.func
+    return handler
+
+
 def _handler_name(handler: Callable[..., object]) -> str:
     """The name a skill takes from its handler: a function's or method's, a partial's
     function's, an object's class's."""
-    while isinstance(handler, functools.partial):
-        handler = handler.func
-    name = getattr(handler, "__name__", None)
-    return name if isinstance(name, str) else type(handler).__name__
-
-
-def _handler_doc(handler: Callable[..., object]) -> str:
-    """The docstring a skill takes from its handler (a partial's function's, not the
-    partial class's)."""
-    while isinstance(handler, functools.partial):
-        handler = handler.func
-    return handler.__doc__ or ""
+    called = _unpartial(handler)
+    name = getattr(called, "__name__", None)
+    return name if isinstance(name, str) else type(called).__name__
 
 
 def _check_handler(skill_id: str, handler: Callable[..., object]) -> None:
@@ -129,7 +127,7 @@ def _check_handler(skill_id: str, handler: Callable[..., object]) -> None:
     if not any(inspect.iscoroutinefunction(f) for f in chain) and not (
         inspect.isfunction(chain[-1]) and _calls_a_coroutine_function(chain[-1])
     ):
-        called = next(f for f in chain if not isinstance(f, functools.partial))
+        called = _unpartial(handler)
         if isinstance(called, type) or inspect.isroutine(called):
             raise AgentMisuseError(f"skill {skill_id!r} is a plain function: {how}")
         raise AgentMisuseError(
@@ -241,7 +239,7 @@ class Agent:
         def register(handler: Handler) -> Handler:
             skill_id = (id if isinstance(id, str) else None) or _handler_name(handler)
             _check_handler(skill_id, handler)
-            doc = _handler_doc(handler).strip().split("\n\n")[0]
+            doc = (_unpartial(handler).__doc__ or "").strip().split("\n\n")[0]
             self.add_skill(
                 Skill(
                     id=skill_id,
