@@ -172,10 +172,21 @@ class Client:
         )
         return EventStream(self._transport, Op.STREAM, request, reconnect=self._reconnect)
 
-    def subscribe(self, task_id: str) -> EventStream:
-        """Follow the events of a running task (an ``EventStream``, used like :meth:`stream`)."""
+    def subscribe(self, task_id: str, *, last_event_id: str = "") -> EventStream:
+        """Follow the events of a running task (an ``EventStream``, used like :meth:`stream`).
+
+        With ``last_event_id`` (an earlier stream's :attr:`EventStream.last_event_id`), the
+        stream starts after that event (``Last-Event-ID``), where an agent that numbers its
+        events (a2a_trio does) replays what came after it; else with the task's snapshot.
+        """
         request = m.SubscribeToTaskRequest(id=task_id)
-        return EventStream(self._transport, Op.SUBSCRIBE, request, reconnect=self._reconnect)
+        return EventStream(
+            self._transport,
+            Op.SUBSCRIBE,
+            request,
+            reconnect=self._reconnect,
+            last_event_id=last_event_id,
+        )
 
     async def get_task(self, task_id: str, *, history_length: int | None = None) -> m.Task:
         """The task's current state, artifacts and (up to ``history_length``) history."""

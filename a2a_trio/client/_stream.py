@@ -64,7 +64,15 @@ class EventStream:
     raising, the iteration ends.
     """
 
-    def __init__(self, transport: Transport, op: Op, request: Any, *, reconnect: Reconnect) -> None:
+    def __init__(
+        self,
+        transport: Transport,
+        op: Op,
+        request: Any,
+        *,
+        reconnect: Reconnect,
+        last_event_id: str = "",
+    ) -> None:
         self._transport = transport
         self._op = op
         self._request = request
@@ -72,7 +80,10 @@ class EventStream:
         self._response: httpx.Response | None = None
         self._chunks: AsyncIterator[bytes] | None = None
         self._decoder = self._new_decoder()
-        self._pending: deque[m.StreamEvent | Exception] = deque()
+        self._decoder.last_event_id = last_event_id
+        self._pending: deque[tuple[m.StreamEvent, str] | Exception] = deque()
+        """Events received and not yet handed out, each with its SSE id; an error last."""
+        self._handed_id = last_event_id  # the SSE id of the last event handed out
         self._entered = False
         self._finished = False
         self._final_seen = False  # terminal or interrupted: a break is not resumed
@@ -91,8 +102,10 @@ class EventStream:
 
     @property
     def last_event_id(self) -> str:
-        """The last SSE event id received (what a resubscribe sends as ``Last-Event-ID``)."""
-        return self._decoder.last_event_id
+        """The SSE id of the last event this stream handed out (the ``last_event_id`` it was
+        opened with before the first): subscribing with it later misses nothing the caller did
+        not see, though more events may have been received with the same network read."""
+        return self._handed_id
 
     async def __aenter__(self) -> Self:
         self._entered = True
@@ -138,7 +151,8 @@ class EventStream:
         item = self._pending.popleft()
         if isinstance(item, Exception):
             raise item
-        return item
+        event, self._handed_id = item
+        return event
 
     async def _feed(self, chunk: bytes) -> None:
         """Queue the events ``chunk`` completes, in order; an error is queued as the last item.
@@ -186,7 +200,7 @@ class EventStream:
             # subscribe() may follow the task past it for as long as the server keeps it open.
             self._final_seen = True
             self._done = self._done or self._op is Op.STREAM
-        self._pending.append(event)
+        self._pending.append((event, event_id))
 
     def _progress(self, event: m.StreamEvent, state: m.TaskState | None, event_id: str) -> bool:
         """Whether ``event`` is news, which restores the reconnection budget.
@@ -258,5 +272,5 @@ class EventStream:
         with the task as it is now."""
         await self._close_response()
         task = await self._transport.unary(Op.GET, m.GetTaskRequest(id=self.task_id))
-        self._pending.append(task)
+        self._pending.append((task, self._decoder.last_event_id))
         self._finished = True

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, overload
@@ -62,20 +63,77 @@ class Skill:
         )
 
 
+def _calls(handler: Callable[..., object]) -> list[object]:
+    """What calling ``handler`` runs, outermost first: through ``functools.partial``, bound
+    methods, ``__wrapped__`` (``functools.wraps``) and an object's ``__call__``."""
+    chain: list[object] = []
+    target: object = handler
+    while not any(target is seen for seen in chain) and len(chain) < 64:
+        chain.append(target)
+        if isinstance(target, functools.partial):
+            target = target.func
+        elif inspect.ismethod(target):
+            target = target.__func__
+        elif inspect.isfunction(target):
+            if not hasattr(target, "__wrapped__"):
+                break
+            target = target.__wrapped__
+        elif callable(target) and not isinstance(target, type) and not inspect.isbuiltin(target):
+            target = type(target).__call__
+        else:
+            break
+    return chain
+
+
+def _calls_a_coroutine_function(function: Callable[..., object]) -> bool:
+    """Whether a plain ``def`` names an ``async def`` it can call (a closure's or a global):
+    a decorator's wrapper without ``functools.wraps``, a lambda, which return its coroutine."""
+    try:
+        names = inspect.getclosurevars(function)
+    except (TypeError, ValueError):  # not Python code, or a closure cell still empty
+        return False
+    found = {**names.globals, **names.nonlocals}.values()
+    return any(inspect.iscoroutinefunction(f) for f in found if callable(f))
+
+
+def _unpartial(handler: Callable[..., object]) -> Callable[..., object]:
+    """What a ``functools.partial`` (of a partial ...) calls; any other callable as it is."""
+    while isinstance(handler, functools.partial):
+        handler = handler.func
+    return handler
+
+
+def _handler_name(handler: Callable[..., object]) -> str:
+    """The name a skill takes from its handler: a function's or method's, a partial's
+    function's, an object's class's."""
+    called = _unpartial(handler)
+    name = getattr(called, "__name__", None)
+    return name if isinstance(name, str) else type(called).__name__
+
+
 def _check_handler(skill_id: str, handler: Callable[..., object]) -> None:
     """Refuse where the skill is declared a handler the runtime could not run, instead of
-    failing every task it is given later: an async generator, a plain ``def`` (unless it wraps
-    an ``async def``) or a function that cannot be called with the task's context alone."""
-    how = f"declare it as `async def {getattr(handler, '__name__', skill_id)}(ctx: TaskContext)`"
-    if inspect.isasyncgenfunction(handler):
+    failing every task it is given later: an async generator, a callable that returns no
+    awaitable (a plain ``def``, a method or an object's ``__call__`` that is not
+    ``async def``, unless it wraps or calls one) or one that cannot be called with the task's
+    context alone."""
+    how = f"declare it as `async def {_handler_name(handler)}(ctx: TaskContext)`"
+    chain = _calls(handler)
+    if any(inspect.isasyncgenfunction(f) for f in chain):
         raise AgentMisuseError(
             f"skill {skill_id!r} yields: a skill returns its answer; to stream it in pieces,"
             " `await ctx.emit_artifact(chunk, ...)` each one instead of yielding it"
         )
-    if inspect.isfunction(handler) and not any(
-        inspect.iscoroutinefunction(f) for f in (handler, inspect.unwrap(handler))
+    if not any(inspect.iscoroutinefunction(f) for f in chain) and not (
+        inspect.isfunction(chain[-1]) and _calls_a_coroutine_function(chain[-1])
     ):
-        raise AgentMisuseError(f"skill {skill_id!r} is a plain function: {how}")
+        called = _unpartial(handler)
+        if isinstance(called, type) or inspect.isroutine(called):
+            raise AgentMisuseError(f"skill {skill_id!r} is a plain function: {how}")
+        raise AgentMisuseError(
+            f"skill {skill_id!r} is an object whose __call__ is a plain function: declare it"
+            " as `async def __call__(self, ctx: TaskContext)`"
+        )
     try:
         signature = inspect.signature(handler)
     except (TypeError, ValueError):  # no signature to read (some builtins): the call will tell
@@ -179,9 +237,9 @@ class Agent:
         function's name and docstring); ``@agent.skill`` without parentheses works too."""
 
         def register(handler: Handler) -> Handler:
-            skill_id = (id if isinstance(id, str) else None) or handler.__name__
+            skill_id = (id if isinstance(id, str) else None) or _handler_name(handler)
             _check_handler(skill_id, handler)
-            doc = (handler.__doc__ or "").strip().split("\n\n")[0]
+            doc = (_unpartial(handler).__doc__ or "").strip().split("\n\n")[0]
             self.add_skill(
                 Skill(
                     id=skill_id,

@@ -9,13 +9,18 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 from .. import model as m
 from ..errors import AgentMisuseError
 
 INTERNAL_FAILURE = "The agent failed while processing this task."
+CONTENT_TYPES: Final = (
+    "str, bytes, JSON data (dict, list, int, float, bool), a Part or a list of parts"
+)
+"""What ``value_to_parts`` takes (a handler's result, ``ctx.emit_artifact``'s content)."""
 
 
 class TaskFailed(Exception):
@@ -47,10 +52,24 @@ def value_to_parts(value: Any) -> tuple[m.Part, ...]:
             return tuple(value)
         case dict() | list() | int() | float() | bool():
             return (m.DataPart(value, media_type="application/json"),)
-    raise AgentMisuseError(
-        f"a handler returned {type(value).__name__}; return str, bytes, JSON data, "
-        "parts, an Artifact, a Message or None"
-    )
+    raise AgentMisuseError(f"{_described(value)} is no content: give {CONTENT_TYPES}")
+
+
+def _described(value: Any) -> str:
+    if value is None:
+        return "None"
+    awaited = " (an awaitable: await it)" if inspect.isawaitable(value) else ""
+    return type(value).__name__ + awaited
+
+
+def unusable_result(value: Any, *, message_only: bool = False) -> str:
+    """Why a handler's return value can complete no task (or, ``message_only``, make no
+    reply): what its log line and its client are told, the values a skill may return.  A
+    coroutine it returned un-awaited is closed (nothing will await it)."""
+    if inspect.iscoroutine(value):
+        value.close()
+    last = "or a Message" if message_only else "an Artifact, a Message or None"
+    return f"the skill returned {_described(value)}; a skill returns {CONTENT_TYPES}, {last}"
 
 
 def value_to_artifacts(value: Any) -> tuple[m.Artifact, ...]:

@@ -73,6 +73,7 @@ from ._outcome import (
     TaskFailed,
     TaskRejected,
     agent_message,
+    unusable_result,
     value_to_artifacts,
     value_to_parts,
 )
@@ -735,7 +736,13 @@ class TaskRuntime:
         ctx = TaskContext(None, message, caller=scope)
         context_id = message.context_id or m.new_id()
         try:
-            reply = _reply_message(await skill.handler(ctx), context_id)
+            value = await skill.handler(ctx)
+            try:
+                reply = _reply_message(value, context_id)
+            except AgentMisuseError:  # no reply can be made of it: say what can
+                reason = unusable_result(value, message_only=True)
+                logger.error("message-only skill %r failed: %s", skill.id, reason)
+                raise InternalError(_failed_because(reason)) from None
             check_content([reply])
         except A2AError:
             raise
@@ -784,7 +791,13 @@ class TaskRuntime:
             if is_job_handle(value):
                 job.parked = True
                 value = await poll_job(ctx, value, interval=self.config.poll_interval)
-            return _completion(job.task, value)  # inside: an unusable value fails this task
+            try:
+                return _completion(job.task, value)
+            except AgentMisuseError:  # no task can hold it: say what can
+                reason = unusable_result(value)
+                logger.error("skill %r failed on task %s: %s", job.skill.id, job.id, reason)
+                failed = agent_message(job.task, _failed_because(reason))
+                return TaskUpdate(state=m.TaskState.FAILED, status_message=failed)
         except TaskRejected as exc:
             return TaskUpdate(
                 state=m.TaskState.REJECTED, status_message=agent_message(job.task, exc.reason)
@@ -899,6 +912,11 @@ def _completion(task: m.Task, value: Any) -> TaskUpdate:
         return TaskUpdate(state=m.TaskState.COMPLETED, status_message=reply, messages=(reply,))
     writes = tuple(ArtifactWrite(a) for a in value_to_artifacts(value))
     return TaskUpdate(state=m.TaskState.COMPLETED, artifacts=writes)
+
+
+def _failed_because(reason: str) -> str:
+    """What a client is told of a skill that returned what no task or reply can hold."""
+    return f"{INTERNAL_FAILURE.removesuffix('.')}: {reason}."
 
 
 def _only_outage(exc: Exception) -> StoreUnavailableError | None:

@@ -13,7 +13,9 @@ from typing import NoReturn
 
 from .. import model as m
 from ..errors import (
+    FIELD,
     InternalError,
+    InvalidParamsError,
     Mention,
     Phrase,
     PushNotificationNotSupportedError,
@@ -54,6 +56,15 @@ def _refuse_push_config(request: m.SendMessageRequest) -> None:
         raise push_not_supported()
 
 
+def _task_id(request: m.GetTaskRequest | m.CancelTaskRequest | m.SubscribeToTaskRequest) -> str:
+    """The task a request names. Its ``id`` is REQUIRED (A2A v1.0 §5.7: "present and set"), and
+    ProtoJSON cannot tell ``""`` from a field left out: invalid params, as a missing ``id`` is,
+    not a lookup of a task nobody can have made."""
+    if not request.id:
+        raise InvalidParamsError(Phrase.of(FIELD, " must not be empty"), path="$.params.id")
+    return request.id
+
+
 @contextmanager
 def _store_outage() -> Iterator[None]:
     """A store that cannot work right now is the server's fault, said plainly to the client
@@ -87,7 +98,7 @@ class RequestHandler:
 
     async def get_task(self, scope: CallerScope, request: m.GetTaskRequest) -> m.Task:
         with _store_outage():
-            return await self.runtime.get(scope, request.id, request.history_length)
+            return await self.runtime.get(scope, _task_id(request), request.history_length)
 
     async def list_tasks(
         self, scope: CallerScope, request: m.ListTasksRequest
@@ -103,7 +114,7 @@ class RequestHandler:
 
     async def cancel_task(self, scope: CallerScope, request: m.CancelTaskRequest) -> m.Task:
         with _store_outage():
-            return await self.runtime.cancel(scope, request.id)
+            return await self.runtime.cancel(scope, _task_id(request))
 
     async def subscribe_to_task(
         self,
@@ -113,7 +124,9 @@ class RequestHandler:
         last_event_id: int | None = None,
     ) -> TaskStream:
         with _store_outage():
-            return await self.runtime.subscribe(scope, request.id, last_event_id=last_event_id)
+            return await self.runtime.subscribe(
+                scope, _task_id(request), last_event_id=last_event_id
+            )
 
     async def push_config(self, scope: CallerScope, request: object) -> NoReturn:
         """All four push-config operations, until push delivery lands."""

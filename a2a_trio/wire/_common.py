@@ -117,16 +117,29 @@ def format_timestamp(value: datetime) -> str:
     return value.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
 
 
-def parse_timestamp(value: Any, _type: Any = datetime) -> datetime:
-    """An RFC 3339 timestamp with an offset (``Z`` or ``+hh:mm``)."""
+_RFC3339_TIME: Final = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?"
+TIMESTAMP: Final = re.compile(_RFC3339_TIME + r"(?:Z|[+-][0-9]{2}:[0-9]{2})")
+"""ProtoJSON's ``google.protobuf.Timestamp``: RFC 3339 with an uppercase ``T``, 0 to 9 fraction
+digits and ``Z`` or an offset; not the other forms ``datetime.fromisoformat`` reads (a space for
+the ``T``, more fraction digits, no seconds, ``20240101T000000``)."""
+LOCAL_TIMESTAMP: Final = re.compile(_RFC3339_TIME + r"(?:Z|[+-][0-9]{2}:[0-9]{2})?")
+""":data:`TIMESTAMP` with the offset optional (v0.3 JSON peers leave it out)."""
+
+
+def parse_timestamp(value: Any, _type: Any = datetime, *, offset_required: bool = True) -> datetime:
+    """A :data:`TIMESTAMP` (or a :data:`LOCAL_TIMESTAMP`, read naive when it has no offset,
+    unless ``offset_required``)."""
     text = expect_str(value)
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        raise InvalidParamsError(f"not an RFC 3339 timestamp: {text[:40]!r}") from None
-    if parsed.utcoffset() is None:
-        raise InvalidParamsError("timestamp needs a timezone offset (e.g. 'Z')")
-    return parsed
+    if (TIMESTAMP if offset_required else LOCAL_TIMESTAMP).fullmatch(text):
+        try:
+            return datetime.fromisoformat(text)
+        except ValueError:  # a field out of range: month 13, 24:00, second 60
+            pass
+    offset = "then Z or +hh:mm" if offset_required else "optionally Z or +hh:mm"
+    raise InvalidParamsError(
+        f"not an RFC 3339 timestamp (YYYY-MM-DDThh:mm:ss, up to 9 fraction digits, {offset}):"
+        f" {text[:40]!r}"
+    )
 
 
 def encode_bytes(value: bytes) -> str:

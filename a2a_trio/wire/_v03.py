@@ -27,10 +27,10 @@ from ._common import (
     camel_encoder,
     encode_bytes,
     expect_object,
-    expect_str,
     install_json_value_hooks,
     install_scalar_hooks,
     json_type,
+    parse_timestamp,
     structure_or_raise,
 )
 
@@ -356,12 +356,8 @@ def _millis_to_datetime(value: Any) -> datetime:
 
 
 def _parse_timestamp03(value: Any, _type: Any = datetime) -> datetime:
-    """ISO 8601; v0.3 peers often omit the offset (the spec's own examples do): read as UTC."""
-    text = expect_str(value)
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        raise InvalidParamsError(f"not an ISO 8601 timestamp: {text[:40]!r}") from None
+    """RFC 3339; v0.3 peers often omit the offset (the spec's own examples do): read as UTC."""
+    parsed = parse_timestamp(value, offset_required=False)
     return parsed if parsed.utcoffset() is not None else parsed.replace(tzinfo=UTC)
 
 

@@ -20,13 +20,21 @@ from __future__ import annotations
 import re
 import typing
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import Any, Final
 
 import attrs
 
 from .. import model as m
 from ..errors import InvalidParamsError
-from ._common import camel, camel_decoder, camel_encoder, expect_object, json_type
+from ._common import (
+    camel,
+    camel_decoder,
+    camel_encoder,
+    expect_object,
+    json_type,
+    parse_timestamp,
+)
 from ._v03 import (
     ROLES,
     STATES,
@@ -256,6 +264,7 @@ class V03ProtoCodec(V03Codec):
     def __init__(self) -> None:
         super().__init__()
         conv = self._conv
+        conv.register_structure_hook(datetime, parse_timestamp)  # ProtoJSON: with an offset
         conv.register_unstructure_hook_func(lambda t: t is m.Part, _encode_part_proto)
         conv.register_structure_hook_func(
             lambda t: t is m.Part, lambda data, _t: _part_from_proto(conv.structure(data, _PartP))

@@ -121,6 +121,30 @@ async def test_v03_errors(
     assert response.json()["id"] == 1
 
 
+@pytest.mark.parametrize(
+    ("headers", "method"),
+    [
+        (V1_HEADERS, "GetTask"),
+        (V1_HEADERS, "CancelTask"),
+        (V1_HEADERS, "SubscribeToTask"),
+        ({}, "tasks/get"),
+        ({}, "tasks/cancel"),
+        ({}, "tasks/resubscribe"),
+    ],
+)
+async def test_an_empty_task_id_is_invalid_params_not_an_unknown_task(
+    http: httpx.AsyncClient, headers: dict[str, str], method: str
+) -> None:
+    """``id`` is REQUIRED (A2A v1.0 §5.7: present and set) and ProtoJSON reads ``""`` as not
+    set: refused as a missing ``id`` is (before: TaskNotFoundError, -32001)."""
+    response = await http.post("/", json=rpc(method, {"id": ""}), headers=headers)
+    assert response.headers["content-type"].startswith("application/json")
+    error = response.json()["error"]
+    assert (error["code"], error["message"]) == (-32602, "$.params.id: id must not be empty")
+    data = error["data"] if method.startswith("tasks/") else error["data"][0]["metadata"]
+    assert (data["path"], data["reason"]) == ("$.params.id", "id must not be empty")
+
+
 async def test_v03_shapes_in_and_out(http: httpx.AsyncClient) -> None:
     v1_shaped = {"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "x"}]}}
     refused = await http.post("/", json=rpc("message/send", v1_shaped))
@@ -276,6 +300,8 @@ async def test_integer_query_parameters_are_digits_only(
         ("/tasks?pageToken=zzz", "pageToken"),
         ("/tasks?status=sleeping", "status"),
         ("/tasks?statusTimestampAfter=yesterday", "statusTimestampAfter"),
+        ("/tasks?statusTimestampAfter=2024-01-01%2000:00:00Z", "statusTimestampAfter"),
+        ("/tasks?statusTimestampAfter=2024-01-01T00:00:00.1234567891Z", "statusTimestampAfter"),
         ("/tasks?includeArtifacts=maybe", "includeArtifacts"),
         ("/acme/tasks?pageSize=0", "pageSize"),
         ("/acme/tasks/t?historyLength=-1", "historyLength"),

@@ -221,6 +221,9 @@ CASES: dict[str, Case] = {
     "get an unknown task": Case(call1("GetTask", {"id": "no-such"}), rpc_error(-32001)),
     "get without id": Case(call1("GetTask", {}), rpc_error(-32602)),
     "get with id a number": Case(call1("GetTask", {"id": 5}), rpc_error(-32602)),
+    "get with an empty id": Case(call1("GetTask", {"id": ""}), rpc_error(-32602)),
+    "cancel with an empty id": Case(call1("CancelTask", {"id": ""}), rpc_error(-32602)),
+    "subscribe with an empty id": Case(call1("SubscribeToTask", {"id": ""}), rpc_error(-32602)),
     "cancel an unknown task": Case(call1("CancelTask", {"id": "no-such"}), rpc_error(-32001)),
     "subscribe to an unknown task": Case(
         call1("SubscribeToTask", {"id": "no-such"}), rpc_error(-32001)
@@ -250,6 +253,13 @@ CASES: dict[str, Case] = {
     ),
     "list with a bad timestamp": Case(
         call1("ListTasks", {"statusTimestampAfter": "yesterday"}), rpc_error(-32602)
+    ),
+    "list with a space for the timestamp's T": Case(
+        call1("ListTasks", {"statusTimestampAfter": "2020-01-01 00:00:00Z"}), rpc_error(-32602)
+    ),
+    "list with 10 fraction digits in a timestamp": Case(
+        call1("ListTasks", {"statusTimestampAfter": "2020-01-01T00:00:00.1234567891Z"}),
+        rpc_error(-32602),
     ),
     "list with a bad page token": Case(
         call1("ListTasks", {"pageToken": "junk"}), rpc_error(-32602)
@@ -483,6 +493,14 @@ CASES: dict[str, Case] = {
         rpc_error(-32602),
         rpc_error(-32600),
         "JSON-RPC 2.0 §5.1: invalid method parameters are -32602",
+    ),
+    "v0.3 get with an empty id": Case(call03("tasks/get", {"id": ""}), rpc_error(-32602)),
+    "v0.3 cancel with an empty id": Case(call03("tasks/cancel", {"id": ""}), rpc_error(-32602)),
+    "v0.3 resubscribe with an empty id": Case(
+        call03("tasks/resubscribe", {"id": ""}),
+        rpc_error(-32602),
+        events("error -32602 id=1", "error -32602 id=1"),
+        "the SDK answers a refusal as a stream",
     ),
     "v0.3 params an array": Case(
         call03("tasks/get", ["x"]),

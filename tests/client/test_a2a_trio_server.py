@@ -147,6 +147,28 @@ async def test_subscribe_to_running_task(client: Client) -> None:
     assert last.status.state is m.TaskState.COMPLETED
 
 
+async def test_a_stream_left_early_is_picked_up_from_its_last_event_id(client: Client) -> None:
+    """A caller that stops reading and subscribes later with ``last_event_id`` gets exactly
+    the events it did not take, however many the stream had read from the network."""
+    gates["left"] = gate = trio.Event()
+    async with client.stream(to("gated", "left")) as events:
+        taken = [await anext(events)]
+        while not isinstance(taken[-1], m.TaskStatusUpdateEvent) or not taken[-1].status.message:
+            taken.append(await anext(events))  # up to the "waiting" update
+        gate.set()
+        taken.append(await anext(events))  # the first chunk; the rest may be read already
+        left_at = events.last_event_id
+    async with client.subscribe(events.task_id, last_event_id=left_at) as rest:
+        after = [signature(event) async for event in rest]
+    assert isinstance(taken[-1], m.TaskArtifactUpdateEvent)
+    assert texts(taken[-1].artifact.parts) == "one "
+    assert after == [
+        ("TaskArtifactUpdateEvent", "two"),
+        ("TaskArtifactUpdateEvent", "done"),
+        ("TaskStatusUpdateEvent", "COMPLETED"),
+    ]
+
+
 async def test_list_iterates_every_page(client: Client) -> None:
     context = m.new_id()
     for i in range(3):

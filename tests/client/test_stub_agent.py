@@ -126,6 +126,39 @@ async def test_cut_stream_resumes_without_loss_or_repeats(
     assert resume.headers["a2a-version"] == "1.0"
 
 
+async def test_last_event_id_is_the_last_event_handed_out_not_the_last_read() -> None:
+    """All five events come in one network read; a caller that takes two and leaves is told
+    the second one's id, and subscribing with it gets the three it never saw (before: the id
+    of the fifth, so a resume with it skipped them)."""
+
+    async def handler(request: Request, reply: Reply) -> None:
+        after = int(request.headers.get("last-event-id") or 0)
+        await reply.start_sse()
+        frames = [
+            b"id: %d\ndata: %s\n\n" % (seq, dumps(stream_result(event)))
+            for seq, event in enumerate(SCRIPT, 1)
+            if seq > after
+        ]
+        await reply.chunk(b"".join(frames))
+        await reply.end_sse()
+
+    async with (
+        open_stub_agent(handler) as agent,
+        open_client(agent.url, reconnect=FAST) as client,
+    ):
+        async with client.stream("go") as events:
+            assert events.last_event_id == ""
+            seen = [await anext(events), await anext(events)]
+            assert events.last_event_id == "2"
+        async with client.subscribe("t1", last_event_id=events.last_event_id) as rest:
+            assert rest.last_event_id == "2"
+            seen += [event async for event in rest]
+            assert rest.last_event_id == "5"
+    assert seen == SCRIPT
+    assert agent.requests[-1].headers["last-event-id"] == "2"
+    assert rest.reconnects == 0
+
+
 async def test_reconnection_gives_up_after_the_bounded_attempts() -> None:
     async def handler(request: Request, reply: Reply) -> None:
         await reply.start_sse()

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import AsyncIterator, Awaitable, Callable
+from functools import partial
 
 import pytest
 import trio
 
-from a2a_trio import Agent, TaskContext
+from a2a_trio import Agent, TaskContext, serve
 from a2a_trio import model as m
+from a2a_trio.client import open_client
 from a2a_trio.errors import AgentMisuseError
 from a2a_trio.runtime import RuntimeConfig, TaskRuntime
 from a2a_trio.store import ANONYMOUS, MemoryTaskStore
@@ -88,23 +90,128 @@ def test_the_declaration_to_write_names_the_function_not_the_skill_id() -> None:
         Agent("Greeter").skill("greet")(sync_greet)  # type: ignore[arg-type]
 
 
-def test_handlers_that_await_to_an_answer_are_accepted() -> None:
-    """A sync wrapper of an ``async def`` (``functools.wraps``), a partial and an object with
-    an async ``__call__`` all give something to await."""
+async def reply(ctx: TaskContext, greeting: str = "hi") -> str:
+    """Greet."""
+    return f"{greeting}, {ctx.text}"
 
-    async def reply(ctx: TaskContext, greeting: str = "hi") -> str:
-        return greeting
 
-    @functools.wraps(reply)
-    def logged(ctx: TaskContext) -> Awaitable[str]:
-        return reply(ctx)
+def traced(fn: Callable[..., Awaitable[str]]) -> Callable[..., Awaitable[str]]:
+    """A sync decorator (retry, tracing) keeping the name: it returns the coroutine."""
 
-    class Replier:
-        async def __call__(self, ctx: TaskContext) -> str:
-            return "hi"
+    @functools.wraps(fn)
+    def wrapper(*args: object, **kwargs: object) -> Awaitable[str]:
+        return fn(*args, **kwargs)
 
+    return wrapper
+
+
+def counted(fn: Callable[[TaskContext], Awaitable[str]]) -> Callable[[TaskContext], Awaitable[str]]:
+    """The same without ``functools.wraps``."""
+
+    def counting(ctx: TaskContext) -> Awaitable[str]:
+        return fn(ctx)
+
+    return counting
+
+
+class Replier:
+    """Greet from an object."""
+
+    async def __call__(self, ctx: TaskContext) -> str:
+        return f"object, {ctx.text}"
+
+
+class Service:
+    def __init__(self, greeting: str) -> None:
+        self.greeting = greeting
+
+    async def greet(self, ctx: TaskContext) -> str:
+        return f"{self.greeting}, {ctx.text}"
+
+    def plain(self, ctx: TaskContext) -> str:
+        return "hi"
+
+
+class SyncReplier:
+    def __call__(self, ctx: TaskContext) -> str:
+        return "hi"
+
+
+async def test_every_handler_that_gives_something_to_await_is_served(
+    nursery: trio.Nursery,
+) -> None:
+    """A sync decorator around an ``async def`` (with ``functools.wraps`` or without), a
+    partial, an object with an async ``__call__``, a bound method, a lambda: each works when
+    called, so each is accepted and served (before: the ones without ``__name__`` failed to
+    declare with ``AttributeError``, a partial's description was the ``partial`` class's
+    docstring, a decorator without ``functools.wraps`` was refused)."""
     agent = Agent("Greeter")
-    agent.skill("wrapped")(logged)
-    agent.skill("partial")(functools.partial(reply, greeting="hello"))
-    agent.skill("object")(Replier())
-    assert [s.id for s in agent.skills] == ["wrapped", "partial", "object"]
+    agent.skill("wrapped")(traced(reply))
+    agent.skill("unwrapped")(counted(reply))
+    agent.skill(functools.partial(reply, greeting="hello"))
+    agent.skill(Replier())
+    agent.skill(Service("method").greet)
+    agent.skill("lambda")(lambda ctx: reply(ctx, "lambda"))
+    agent.skill("partial of wrapped")(functools.partial(traced(reply), greeting="both"))
+    assert [(s.id, s.description) for s in agent.skills] == [
+        ("wrapped", "Greet."),
+        ("unwrapped", "unwrapped"),
+        ("reply", "Greet."),
+        ("Replier", "Greet from an object."),
+        ("greet", "greet"),
+        ("lambda", "lambda"),
+        ("partial of wrapped", "Greet."),
+    ]
+    url = await nursery.start(partial(serve, agent, port=0))
+    async with open_client(url) as client:
+        answers = {}
+        for skill in agent.skills:
+            task = await client.send(m.text_message("Ada", metadata={"skillId": skill.id}))
+            assert isinstance(task, m.Task)
+            assert task.status.state is m.TaskState.COMPLETED, (skill.id, task.status)
+            answers[skill.id] = task.artifacts[0].parts
+    assert answers == {
+        "wrapped": (m.TextPart("hi, Ada"),),
+        "unwrapped": (m.TextPart("hi, Ada"),),
+        "reply": (m.TextPart("hello, Ada"),),
+        "Replier": (m.TextPart("object, Ada"),),
+        "greet": (m.TextPart("method, Ada"),),
+        "lambda": (m.TextPart("lambda, Ada"),),
+        "partial of wrapped": (m.TextPart("both, Ada"),),
+    }
+
+
+async def _numbers(ctx: TaskContext) -> AsyncIterator[str]:
+    yield "1"
+
+
+@pytest.mark.parametrize(
+    ("handler", "says"),
+    [
+        (SyncReplier(), "skill 'SyncReplier' is an object whose __call__ is a plain function:"),
+        (Service("x").plain, "skill 'plain' is a plain function: declare it as `async def plain("),
+        (functools.partial(sync_greet), "skill 'sync_greet' is a plain function:"),
+        (lambda ctx: "hi", "skill '<lambda>' is a plain function:"),
+        (traced(_numbers), "skill '_numbers' yields:"),  # type: ignore[arg-type]
+        (
+            functools.partial(reply, "Ada", "hello"),
+            "skill 'reply' cannot take the task's context as its one argument (it takes ()):",
+        ),
+        (
+            Service.greet,  # the class's function: it wants ``self`` too
+            "skill 'greet' cannot take the task's context as its one argument (it takes",
+        ),
+    ],
+)
+def test_callables_that_give_nothing_to_await_are_refused_in_any_form(
+    handler: Callable[..., object], says: str
+) -> None:
+    """The mistakes refused in a plain ``def`` are refused behind a method, an object, a
+    partial, a lambda or a wrapper (before: a sync method was accepted and every task failed,
+    an object or a partial failed to declare with ``AttributeError``, and a wrapped async
+    generator was called a plain function)."""
+    agent = Agent("Greeter")
+    with pytest.raises(AgentMisuseError) as refused:
+        agent.skill(handler)  # type: ignore[arg-type]
+    assert str(refused.value).startswith(says)
+    assert agent.skills == ()

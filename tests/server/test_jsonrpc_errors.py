@@ -720,6 +720,17 @@ async def unusable_result(ctx: TaskContext) -> object:
     return object()
 
 
+@faulty.skill()
+async def unawaited_result(ctx: TaskContext) -> object:
+    """Return another skill's coroutine without awaiting it."""
+    return fine(ctx)
+
+
+@faulty.skill(message_only=True)
+async def quick_set(ctx: TaskContext) -> object:
+    return {"a", "b"}
+
+
 @faulty.skill(message_only=True)
 async def quick_boom(ctx: TaskContext) -> str:
     raise RuntimeError("secret internal detail /etc/passwd")
@@ -745,19 +756,56 @@ async def assert_fine(http: httpx.AsyncClient) -> None:
     assert task["artifacts"][0]["parts"] == [{"text": "fine"}]
 
 
-async def test_an_unusable_result_fails_only_its_task(faulty_http: httpx.AsyncClient) -> None:
-    message = user_message("x", skill="unusable_result")
+RESULTS = (
+    "a skill returns str, bytes, JSON data (dict, list, int, float, bool), a Part or a list of"
+    " parts, "
+)
+
+
+@pytest.mark.parametrize(
+    ("skill", "returned"), [("unusable_result", "object"), ("unawaited_result", "coroutine")]
+)
+async def test_an_unusable_result_fails_only_its_task_saying_what_a_skill_returns(
+    faulty_http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture, skill: str, returned: str
+) -> None:
+    """The client and the log are told which values a skill may return (before: the client
+    the generic failure, the log a hint to raise ``TaskFailed``, which does not fit)."""
+    message = user_message("x", skill=skill)
     response = await call(faulty_http, "SendMessage", {"message": message}, rid="bad")
     task = result_of(response, "bad")["task"]
+    awaited = " (an awaitable: await it)" if returned == "coroutine" else ""
+    reason = f"the skill returned {returned}{awaited}; {RESULTS}an Artifact, a Message or None"
     assert task["status"]["state"] == "TASK_STATE_FAILED"
-    assert task["status"]["message"]["parts"] == [{"text": INTERNAL_FAILURE}]
+    assert task["status"]["message"]["parts"] == [
+        {"text": f"{INTERNAL_FAILURE.removesuffix('.')}: {reason}."}
+    ]
+    (logged,) = [r for r in caplog.records if r.name == "a2a_trio.runtime"]
+    assert (logged.levelname, logged.exc_info) == ("ERROR", None)
+    assert logged.getMessage() == f"skill {skill!r} failed on task {task['id']}: {reason}"
     await assert_fine(faulty_http)  # the runtime (and every other task) lives on
+
+
+async def test_a_message_only_skill_returning_no_reply_is_told_what_it_may_return(
+    faulty_http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    expected = []
+    for skill, returned in (("quick_set", "set"), ("quick_nothing", "None")):
+        reason = f"the skill returned {returned}; {RESULTS}or a Message"
+        expected += 2 * [f"message-only skill {skill!r} failed: {reason}"]
+        for method in ("SendMessage", "SendStreamingMessage"):
+            rid = f"{method}/{skill}"
+            message = user_message("x", skill=skill)
+            error = error_of(await call(faulty_http, method, {"message": message}, rid), rid)
+            assert error["code"] == -32603
+            assert error["message"] == f"{INTERNAL_FAILURE.removesuffix('.')}: {reason}."
+    logged = [r.getMessage() for r in caplog.records if r.name == "a2a_trio.runtime"]
+    assert logged == expected
 
 
 async def test_a_failing_message_only_skill_is_an_internal_error(
     faulty_http: httpx.AsyncClient,
 ) -> None:
-    for skill in ("quick_boom", "quick_nothing"):
+    for skill in ("quick_boom",):
         for method in ("SendMessage", "SendStreamingMessage"):
             rid = f"{method}/{skill}"
             message = user_message("x", skill=skill)

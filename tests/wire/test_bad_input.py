@@ -4,17 +4,20 @@ wire forms; never a raw cattrs/KeyError traceback, never unbounded recursion or 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from cards import v03_card
+from google.protobuf.timestamp_pb2 import Timestamp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import V03_STRATEGIES, V1_STRATEGIES, Strategies, json_values
 
 from a2a_trio import model as m
 from a2a_trio.errors import InvalidParamsError, ParseError
-from a2a_trio.wire import MAX_JSON_DEPTH, V03, V1, loads
+from a2a_trio.wire import MAX_JSON_DEPTH, V03, V03_PROTO, V1, loads
 
 V1_MSG = {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
 V03_MSG = {
@@ -185,6 +188,79 @@ def test_error_is_rooted_where_the_caller_says() -> None:
         "reason": "exactly one of text, raw, url, data must be set",
     }
     assert caught.value.code == -32602
+
+
+TIMESTAMPS_READ = [
+    ("2024-01-01T00:00:00Z", datetime(2024, 1, 1, tzinfo=UTC)),
+    ("2024-01-01T00:00:00.123456789Z", datetime(2024, 1, 1, 0, 0, 0, 123456, tzinfo=UTC)),
+    ("2024-01-01T01:00:00+01:00", datetime(2024, 1, 1, tzinfo=UTC)),
+    ("2023-12-31T23:30:00.5-00:30", datetime(2024, 1, 1, 0, 0, 0, 500000, tzinfo=UTC)),
+]
+TIMESTAMPS_REFUSED = [
+    "2024-01-01 00:00:00Z",  # a space for the T (datetime.fromisoformat reads it)
+    "2024-01-01T00:00:00.1234567891Z",  # 10 fraction digits (fromisoformat cuts them)
+    "2024-01-01t00:00:00Z",
+    "2024-01-01T00:00Z",  # no seconds
+    "20240101T000000Z",  # ISO 8601's basic format
+    "2024-01-01T00:00:00,5Z",
+    "2024-01-01T00:00:00+01",
+    "2024-13-01T00:00:00Z",
+    "2024-01-01T24:00:00Z",
+    "2024-01-01T00:00:00",  # no offset
+    "\u0662024-01-01T00:00:00Z",  # another script's digit
+    "",
+]
+
+
+def _protojson_reads(text: str) -> datetime | None:
+    """What protobuf's own ProtoJSON reader makes of a timestamp (None: it refuses it)."""
+    try:
+        stamp = Timestamp()
+        stamp.FromJsonString(text)
+    except ValueError:
+        return None
+    return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(
+        seconds=stamp.seconds, microseconds=stamp.nanos // 1000
+    )
+
+
+def _tasks_stamped(text: str) -> Iterator[tuple[Any, dict[str, Any]]]:
+    """A task whose status has this timestamp, in each wire form."""
+    for codec, state in (
+        (V1, "TASK_STATE_WORKING"),
+        (V03, "working"),
+        (V03_PROTO, "TASK_STATE_WORKING"),
+    ):
+        yield codec, {"id": "t", "contextId": "c", "status": {"state": state, "timestamp": text}}
+
+
+@pytest.mark.parametrize(("text", "instant"), TIMESTAMPS_READ)
+def test_timestamps_protojson_reads_are_read(text: str, instant: datetime) -> None:
+    assert _protojson_reads(text) == instant
+    request = V1.decode({"statusTimestampAfter": text}, m.ListTasksRequest)
+    assert request.status_timestamp_after == instant
+    for codec, task in _tasks_stamped(text):
+        assert codec.decode(task, m.Task).status.timestamp == instant
+
+
+@pytest.mark.parametrize("text", TIMESTAMPS_REFUSED)
+def test_timestamps_protojson_refuses_are_refused_naming_the_field(text: str) -> None:
+    """ProtoJSON's Timestamp is RFC 3339 with a T, 0-9 fraction digits and Z or an offset;
+    before, anything ``datetime.fromisoformat`` reads was taken (a space, 10 digits, no
+    seconds). v0.3 JSON alone reads a timestamp without an offset, as UTC."""
+    if not text.startswith("\u0662"):  # protobuf's reader takes other digits; RFC 3339 does not
+        assert _protojson_reads(text) is None
+    with pytest.raises(InvalidParamsError) as caught:
+        V1.decode({"statusTimestampAfter": text}, m.ListTasksRequest)
+    assert caught.value.path == "$.statusTimestampAfter"
+    assert caught.value.reason.startswith("not an RFC 3339 timestamp (YYYY-MM-DDThh:mm:ss, up")
+    for codec, task in _tasks_stamped(text):
+        if codec is V03 and text == "2024-01-01T00:00:00":
+            assert codec.decode(task, m.Task).status.timestamp == datetime(2024, 1, 1, tzinfo=UTC)
+            continue
+        with pytest.raises(InvalidParamsError) as caught:
+            codec.decode(task, m.Task)
+        assert caught.value.path == "$.status.timestamp"
 
 
 @pytest.mark.parametrize(
