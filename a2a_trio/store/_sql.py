@@ -53,6 +53,7 @@ from ._base import (
     detached_update,
     prepare_push_config,
     storable,
+    stored_status_time,
     trim_task,
 )
 from ._cursor import decode_cursor, encode_cursor
@@ -262,6 +263,7 @@ class SqlTaskStore:
         events: Sequence[SequencedEvent] = (),
     ) -> StoredTask:
         check_new_task(scope, task, idempotency_key)
+        task = stored_status_time(task)
         rows = _event_rows(task.id, events)
         key = idempotency_key or None
         now = m.utcnow()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import random
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import attrs
 import pytest
@@ -194,6 +194,30 @@ async def test_update_applies_everything_atomically_and_bumps_the_version(
     loaded = await store.load_task(ALICE, task.id)
     assert loaded is not None
     assert (loaded.task, loaded.version) == (expected, 3)
+
+
+async def test_status_times_are_kept_to_the_millisecond_on_every_store(store: TaskStore) -> None:
+    """The memory store kept a given status time's microseconds, the SQL stores kept them in
+    their filter column but not in the task document: what a task read back as, and whether
+    a listing from that instant showed it, depended on the store."""
+    created_at = datetime(2026, 11, 26, 10, 0, 0, 123456, tzinfo=UTC)
+    task = a_task()
+    task = attrs.evolve(task, status=attrs.evolve(task.status, timestamp=created_at))
+    created = await store.create_task(ANONYMOUS, task)
+    assert created.task.status.timestamp == created_at.replace(microsecond=123000)
+    loaded = await store.load_task(ANONYMOUS, task.id)
+    assert loaded is not None
+    assert loaded.task.status.timestamp == created_at.replace(microsecond=123000)
+    stamp = datetime(2026, 11, 26, 11, 0, 0, 654321, tzinfo=UTC)
+    update = TaskUpdate(state=S.WORKING, timestamp=stamp)
+    updated = await store.update_task(ANONYMOUS, task.id, update)
+    kept = stamp.replace(microsecond=654000)
+    assert updated.task.status.timestamp == kept
+    loaded = await store.load_task(ANONYMOUS, task.id)
+    assert loaded is not None
+    assert loaded.task.status.timestamp == kept
+    assert await all_pages(store, TaskQuery(status_timestamp_after=kept)) == [task.id]
+    assert await all_pages(store, TaskQuery(status_timestamp_after=stamp)) == []
 
 
 async def test_update_with_a_stale_version_changes_nothing(store: TaskStore) -> None:
