@@ -299,12 +299,14 @@ class SqlTaskStore:
             ).fetchone()
             return _stored(row)
 
+        before = self._written.get(task.id)  # an earlier task's under this id, if any
         try:
             stored = await self._driver.write(create)
         except self._dialect.integrity_error:
             raise ConcurrencyError(f"task {task.id} already exists") from None
         if stored.task is kept:  # inserted, not an earlier task under the same key
-            self._written.remember(Written(1, to_micros(now), kept, document, kept is task))
+            written = Written(1, to_micros(now), kept, document, kept is task)
+            self._written.remember(written, based_on=before)
             return attrs.evolve(stored, task=task)  # the caller's own
         return stored
 
@@ -361,7 +363,7 @@ class SqlTaskStore:
         if written is None:
             slow = partial(self._update_row, scope, task_id, change, expected_version, known, rows)
             written = await self._driver.write(slow)
-        self._written.remember(written)
+        self._written.remember(written, based_on=known)
         return StoredTask(written.handed_out(), written.version, from_micros(written.updated_us))
 
     def _update_known(
@@ -613,7 +615,10 @@ class SqlTaskStore:
             )
             return cursor.rowcount == 1
 
-        return await self._driver.write(delete)
+        deleted = await self._driver.write(delete)
+        if deleted:
+            self._written.forget(task_id)
+        return deleted
 
     async def append_events(
         self, scope: CallerScope, task_id: str, events: Sequence[SequencedEvent]
