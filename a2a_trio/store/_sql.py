@@ -717,7 +717,10 @@ class SqlTaskStore:
         )
 
         def put(tx: Tx) -> None:
-            _require_task(tx, scope, config.task_id)
+            # The task's row is locked (PostgreSQL), so two configs set at once for one task
+            # are not both timed from a snapshot without the other: the second waits, and its
+            # INSERT, a statement of its own, sees the first.
+            _require_task(tx, scope, config.task_id, lock=self._dialect.lock_row)
             # A new config's time is after the task's newest config's, even within one
             # millisecond of the clock (the listing is oldest first); a replaced one keeps its.
             tx.run(
@@ -832,9 +835,11 @@ def _require_storable(scope: CallerScope, task_id: str) -> None:
         raise TaskNotFoundError(f"Task {task_id!r} not found")
 
 
-def _require_task(tx: Tx, scope: CallerScope, task_id: str) -> None:
+def _require_task(tx: Tx, scope: CallerScope, task_id: str, *, lock: str = "") -> None:
+    """``TaskNotFoundError`` unless the task exists in this scope; ``lock``: the dialect's
+    ``lock_row``, to hold its row until the transaction ends."""
     found = tx.run(
-        "SELECT 1 FROM a2a_tasks WHERE id = ? AND tenant = ? AND owner = ?",
+        "SELECT 1 FROM a2a_tasks WHERE id = ? AND tenant = ? AND owner = ?" + lock,
         (task_id, scope.tenant, scope.owner),
     ).fetchone()
     if found is None:

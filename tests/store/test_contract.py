@@ -878,6 +878,41 @@ async def test_push_configs_set_within_one_millisecond_list_oldest_first(
     ]
 
 
+async def test_push_configs_set_at_once_list_in_the_order_they_were_set(
+    sql_backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two PostgreSQL transactions setting configs of one task at once each timed theirs
+    after the newest config it saw, without the other's: both took one time, listed by id,
+    so a config could show up in front of one a listing had already shown."""
+    instant = m.utcnow()
+    monkeypatch.setattr(m, "utcnow", lambda: instant)
+    async with open_store(sql_backend.url) as one, open_store(sql_backend.url) as two:
+        task = (await one.create_task(ANONYMOUS, a_task())).task
+        listings: list[list[str]] = []
+
+        async def set_configs(store: TaskStore) -> None:
+            for _ in range(10):
+                config = m.TaskPushNotificationConfig("https://a", task_id=task.id)
+                await store.set_push_config(ANONYMOUS, config)  # the store makes its id
+
+        async def watch(done: trio.Event) -> None:
+            while not done.is_set():
+                listed = await two.list_push_configs(ANONYMOUS, task.id)
+                listings.append([config.id for config in listed])
+
+        done = trio.Event()
+        async with trio.open_nursery() as watching:
+            watching.start_soon(watch, done)
+            async with trio.open_nursery() as setting:
+                for store in (one, two, one, two, one, two):
+                    setting.start_soon(set_configs, store)
+            done.set()
+        final = [config.id for config in await one.list_push_configs(ANONYMOUS, task.id)]
+        assert len(set(final)) == 60
+        for listing in listings:  # configs are only ever added after those listed before
+            assert final[: len(listing)] == listing
+
+
 # -- recovery and retention --------------------------------------------------------------------
 
 
