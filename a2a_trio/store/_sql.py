@@ -627,7 +627,11 @@ class SqlTaskStore:
         _require_storable(scope, task_id)
 
         def append(tx: Tx) -> None:
-            _require_task(tx, scope, task_id)
+            # The task's row is locked first (PostgreSQL), as every other write of its log
+            # does: holding only the key-share lock of the inserts' foreign-key checks, an
+            # append and a running task's update (which takes the row first, then inserts)
+            # could each wait on the other, the update for a number the append took.
+            _require_task(tx, scope, task_id, lock=self._dialect.lock_row)
             self._log_events(tx, task_id, rows)
 
         await self._driver.write(append)
