@@ -58,6 +58,7 @@ from a2a_trio.store import (
 )
 
 from .conftest import ALL_BACKENDS, make_backend
+from .test_contract import all_pages
 
 S = m.TaskState
 SEED_VARIABLE = "A2A_TRIO_STORE_CONCURRENCY_SEED"
@@ -373,14 +374,7 @@ class Run:
         context_id = rng.choice(("", *CONTEXTS))
         query = TaskQuery(context_id=context_id, page_size=rng.randrange(1, 6))
         began = self.tick()
-        seen: list[str] = []
-        while True:
-            page = await store.list_tasks(scope, query)
-            seen += [task.id for task in page.tasks]
-            if not page.next_page_token:
-                break
-            query = attrs.evolve(query, page_token=page.next_page_token)
-            await trio.lowlevel.checkpoint()
+        seen = await all_pages(store, query, scope=scope)
         ended = self.tick()
         assert len(seen) == len(set(seen)), f"a listing repeated tasks: {seen}"
         existing = list(self.tasks)
@@ -444,20 +438,26 @@ class Run:
         self.made_ids.add(stored.id)
         task.configs[stored.id] = Config(began, self.tick(), {url}, rng.random() < 0.5)
 
-    async def replace_config(self, rng: random.Random, store: TaskStore) -> None:
+    def pick_config(self, rng: random.Random, *, deletable: bool) -> tuple[Tracked, str, Config]:
+        """A config to replace, or one to delete that no call deletes yet (``IndexError``:
+        none)."""
         task = self.pick(rng)
-        replaceable = (
+        configs = (
             []
             if task is None
             else [
-                (config_id, config)
+                (task, config_id, config)
                 for config_id, config in task.configs.items()
-                if not config.deletable
+                if config.deletable == deletable and not config.deleting
             ]
         )
-        if task is None or not replaceable:
+        return rng.choice(configs)
+
+    async def replace_config(self, rng: random.Random, store: TaskStore) -> None:
+        try:
+            task, config_id, config = self.pick_config(rng, deletable=False)
+        except IndexError:
             return
-        config_id, config = rng.choice(replaceable)
         url = f"https://{self.unique('hook')}.example"
         replacement = m.TaskPushNotificationConfig(url, task_id=task.task_id, id=config_id)
         try:
@@ -468,19 +468,10 @@ class Run:
         config.urls.add(url)
 
     async def delete_config(self, rng: random.Random, store: TaskStore) -> None:
-        task = self.pick(rng)
-        deletable = (
-            []
-            if task is None
-            else [
-                (config_id, config)
-                for config_id, config in task.configs.items()
-                if config.deletable and not config.deleting
-            ]
-        )
-        if task is None or not deletable:
+        try:
+            task, config_id, config = self.pick_config(rng, deletable=True)
+        except IndexError:
             return
-        config_id, config = rng.choice(deletable)
         config.deleting = True
         self.tick()
         if await store.delete_push_config(task.scope, task.task_id, config_id):
@@ -540,15 +531,7 @@ async def snapshot(store: TaskStore, run: Run) -> Snapshot:
             configs[task.task_id] = tuple((config.id, config.url) for config in listed)
     listings = {}
     for scope in SCOPES:
-        query = TaskQuery(page_size=7)
-        seen: list[str] = []
-        while True:
-            page = await store.list_tasks(scope, query)
-            seen += [task.id for task in page.tasks]
-            if not page.next_page_token:
-                break
-            query = attrs.evolve(query, page_token=page.next_page_token)
-        listings[scope] = tuple(seen)
+        listings[scope] = tuple(await all_pages(store, TaskQuery(page_size=7), scope=scope))
     unfinished = frozenset(scoped.stored.task.id for scoped in await store.list_unfinished())
     return Snapshot(tasks, events, configs, listings, unfinished)
 

@@ -58,14 +58,18 @@ async def create_many(store: TaskStore, count: int, **kwargs: str) -> list[str]:
     return ids
 
 
-async def all_pages(store: TaskStore, query: TaskQuery) -> list[str]:
+async def all_pages(
+    store: TaskStore, query: TaskQuery, *, scope: CallerScope = ANONYMOUS
+) -> list[str]:
+    """The ids of every page of the listing, a checkpoint between pages (others write)."""
     seen: list[str] = []
     while True:
-        page = await store.list_tasks(ANONYMOUS, query)
+        page = await store.list_tasks(scope, query)
         seen += [task.id for task in page.tasks]
         if not page.next_page_token:
             return seen
         query = attrs.evolve(query, page_token=page.next_page_token)
+        await trio.lowlevel.checkpoint()
 
 
 # -- create and load ---------------------------------------------------------------------------
