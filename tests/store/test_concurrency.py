@@ -51,6 +51,7 @@ from a2a_trio.store import (
     CallerScope,
     Retention,
     StoredTask,
+    TaskAtVersion,
     TaskQuery,
     TaskStore,
     TaskUpdate,
@@ -360,12 +361,17 @@ class Run:
         task.reads.append((stored.version, tokens(stored.task)))
 
     async def touch(self, rng: random.Random, store: TaskStore) -> None:
-        task = self.pick(rng)
-        if task is None:
-            return
-        version = await store.task_version(task.scope, task.task_id)
-        if version is not None:
-            await store.touch_task(task.scope, task.task_id, expected_version=version)
+        """A lease tick: touch some tasks, of both scopes, at the versions just read (one
+        lock per row, in id order, beside every other write)."""
+        chosen = {task.task_id: task for task in (self.pick(rng) for _ in range(3)) if task}
+        at: list[TaskAtVersion] = []
+        for scope in SCOPES:
+            ids = [task_id for task_id, task in chosen.items() if task.scope == scope]
+            versions = await store.task_versions(scope, ids)
+            at += [TaskAtVersion(scope, task_id, version) for task_id, version in versions.items()]
+        touched = await store.touch_tasks(at)
+        assert touched <= set(at)
+        self.tally["touched"] += len(touched)
 
     async def page(self, rng: random.Random, store: TaskStore) -> None:
         """Page through one scope's listing while the others write: no task twice, and every
