@@ -424,8 +424,24 @@ def detached_update(update: TaskUpdate) -> TaskUpdate:
     )
 
 
+def whole_milliseconds(stamp: datetime) -> datetime:
+    """``stamp`` cut to the millisecond: a status time as the wire form (and so the SQL task
+    document) holds it, which every store keeps, so all three read back alike."""
+    return stamp.replace(microsecond=stamp.microsecond // 1000 * 1000)
+
+
+def stored_status_time(task: m.Task) -> m.Task:
+    """``task`` with its status time in whole milliseconds (``whole_milliseconds``); ``task``
+    itself when it is so already, as a task the runtime made always is."""
+    stamp = task.status.timestamp
+    if stamp is None or stamp.microsecond % 1000 == 0:
+        return task
+    return attrs.evolve(task, status=attrs.evolve(task.status, timestamp=whole_milliseconds(stamp)))
+
+
 def apply_update(task: m.Task, update: TaskUpdate, *, now: datetime) -> m.Task:
-    """The task after ``update``; raises and changes nothing when the lifecycle forbids it."""
+    """The task after ``update``; raises and changes nothing when the lifecycle forbids it.
+    A status time (``update.timestamp``, else ``now``) is kept in whole milliseconds."""
     status = task.status
     if update.state is not None:
         why = m.transition_error(status.state, update.state)
@@ -433,7 +449,8 @@ def apply_update(task: m.Task, update: TaskUpdate, *, now: datetime) -> m.Task:
             if m.is_terminal(status.state):
                 raise TaskTerminalStateError(why)
             raise InvalidTransitionError(why)
-        status = m.TaskStatus(update.state, update.status_message, update.timestamp or now)
+        stamp = whole_milliseconds(update.timestamp or now)
+        status = m.TaskStatus(update.state, update.status_message, stamp)
     artifacts = _write_artifacts(task.artifacts, update.artifacts)
     metadata = task.metadata
     if update.metadata:

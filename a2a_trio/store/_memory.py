@@ -39,6 +39,7 @@ from ._base import (
     check_query,
     detached_update,
     prepare_push_config,
+    stored_status_time,
     trim_task,
 )
 from ._cursor import decode_cursor, encode_cursor
@@ -88,6 +89,7 @@ class MemoryTaskStore:
         events: Sequence[SequencedEvent] = (),
     ) -> StoredTask:
         check_new_task(scope, task, idempotency_key)
+        task = stored_status_time(task)
         check_events(events)  # a programming error, whatever the store holds
         key = (scope, task.context_id, idempotency_key) if idempotency_key else None
         if key is not None and key in self._idempotency:

@@ -53,6 +53,7 @@ from ._base import (
     detached_update,
     prepare_push_config,
     storable,
+    stored_status_time,
     trim_task,
 )
 from ._cursor import decode_cursor, encode_cursor
@@ -262,6 +263,7 @@ class SqlTaskStore:
         events: Sequence[SequencedEvent] = (),
     ) -> StoredTask:
         check_new_task(scope, task, idempotency_key)
+        task = stored_status_time(task)
         rows = _event_rows(task.id, events)
         key = idempotency_key or None
         now = m.utcnow()
@@ -297,12 +299,14 @@ class SqlTaskStore:
             ).fetchone()
             return _stored(row)
 
+        before = self._written.get(task.id)  # an earlier task's under this id, if any
         try:
             stored = await self._driver.write(create)
         except self._dialect.integrity_error:
             raise ConcurrencyError(f"task {task.id} already exists") from None
         if stored.task is kept:  # inserted, not an earlier task under the same key
-            self._written.remember(Written(1, to_micros(now), kept, document, kept is task))
+            written = Written(1, to_micros(now), kept, document, kept is task)
+            self._written.remember(written, based_on=before)
             return attrs.evolve(stored, task=task)  # the caller's own
         return stored
 
@@ -359,7 +363,7 @@ class SqlTaskStore:
         if written is None:
             slow = partial(self._update_row, scope, task_id, change, expected_version, known, rows)
             written = await self._driver.write(slow)
-        self._written.remember(written)
+        self._written.remember(written, based_on=known)
         return StoredTask(written.handed_out(), written.version, from_micros(written.updated_us))
 
     def _update_known(
@@ -611,7 +615,10 @@ class SqlTaskStore:
             )
             return cursor.rowcount == 1
 
-        return await self._driver.write(delete)
+        deleted = await self._driver.write(delete)
+        if deleted:
+            self._written.forget(task_id)
+        return deleted
 
     async def append_events(
         self, scope: CallerScope, task_id: str, events: Sequence[SequencedEvent]
@@ -620,7 +627,11 @@ class SqlTaskStore:
         _require_storable(scope, task_id)
 
         def append(tx: Tx) -> None:
-            _require_task(tx, scope, task_id)
+            # The task's row is locked first (PostgreSQL), as every other write of its log
+            # does: holding only the key-share lock of the inserts' foreign-key checks, an
+            # append and a running task's update (which takes the row first, then inserts)
+            # could each wait on the other, the update for a number the append took.
+            _require_task(tx, scope, task_id, lock=self._dialect.lock_row)
             self._log_events(tx, task_id, rows)
 
         await self._driver.write(append)
@@ -710,7 +721,10 @@ class SqlTaskStore:
         )
 
         def put(tx: Tx) -> None:
-            _require_task(tx, scope, config.task_id)
+            # The task's row is locked (PostgreSQL), so two configs set at once for one task
+            # are not both timed from a snapshot without the other: the second waits, and its
+            # INSERT, a statement of its own, sees the first.
+            _require_task(tx, scope, config.task_id, lock=self._dialect.lock_row)
             # A new config's time is after the task's newest config's, even within one
             # millisecond of the clock (the listing is oldest first); a replaced one keeps its.
             tx.run(
@@ -825,9 +839,11 @@ def _require_storable(scope: CallerScope, task_id: str) -> None:
         raise TaskNotFoundError(f"Task {task_id!r} not found")
 
 
-def _require_task(tx: Tx, scope: CallerScope, task_id: str) -> None:
+def _require_task(tx: Tx, scope: CallerScope, task_id: str, *, lock: str = "") -> None:
+    """``TaskNotFoundError`` unless the task exists in this scope; ``lock``: the dialect's
+    ``lock_row``, to hold its row until the transaction ends."""
     found = tx.run(
-        "SELECT 1 FROM a2a_tasks WHERE id = ? AND tenant = ? AND owner = ?",
+        "SELECT 1 FROM a2a_tasks WHERE id = ? AND tenant = ? AND owner = ?" + lock,
         (task_id, scope.tenant, scope.owner),
     ).fetchone()
     if found is None:

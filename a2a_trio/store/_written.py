@@ -58,11 +58,18 @@ class WrittenTasks:
     def get(self, task_id: str) -> Written | None:
         return self._by_id.get(task_id)
 
-    def remember(self, written: Written) -> None:
-        """Keep ``written`` if its task may be written again soon; never go back a version."""
+    def remember(self, written: Written, *, based_on: Written | None) -> None:
+        """Keep ``written`` if its task may be written again soon.
+
+        ``based_on``: the entry this store held when the write began.  A later version stays
+        (another write of this process finished first), unless it is that very entry: the
+        write found a row below the version remembered, so the task was deleted and created
+        again under its id, and the memory of the old one must give way (else every write
+        would re-read the row until the new task passed the old one's version).
+        """
         task_id = written.task.id
         known = self._by_id.get(task_id)
-        if known is not None and known.version > written.version:
+        if known is not None and known is not based_on and known.version > written.version:
             return
         if m.is_settled(written.task.status.state):
             self._by_id.pop(task_id, None)
@@ -71,6 +78,10 @@ class WrittenTasks:
         if len(self._by_id) >= self._limit:
             del self._by_id[next(iter(self._by_id))]
         self._by_id[task_id] = written
+
+    def forget(self, task_id: str) -> None:
+        """The task is gone (deleted by this store)."""
+        self._by_id.pop(task_id, None)
 
     def touched(self, task_id: str, version: int, before_us: int, now_us: int) -> None:
         """A touch moved the row at ``version`` from write time ``before_us`` to ``now_us``: an

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import random
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import attrs
 import pytest
@@ -58,14 +58,18 @@ async def create_many(store: TaskStore, count: int, **kwargs: str) -> list[str]:
     return ids
 
 
-async def all_pages(store: TaskStore, query: TaskQuery) -> list[str]:
+async def all_pages(
+    store: TaskStore, query: TaskQuery, *, scope: CallerScope = ANONYMOUS
+) -> list[str]:
+    """The ids of every page of the listing, a checkpoint between pages (others write)."""
     seen: list[str] = []
     while True:
-        page = await store.list_tasks(ANONYMOUS, query)
+        page = await store.list_tasks(scope, query)
         seen += [task.id for task in page.tasks]
         if not page.next_page_token:
             return seen
         query = attrs.evolve(query, page_token=page.next_page_token)
+        await trio.lowlevel.checkpoint()
 
 
 # -- create and load ---------------------------------------------------------------------------
@@ -194,6 +198,30 @@ async def test_update_applies_everything_atomically_and_bumps_the_version(
     loaded = await store.load_task(ALICE, task.id)
     assert loaded is not None
     assert (loaded.task, loaded.version) == (expected, 3)
+
+
+async def test_status_times_are_kept_to_the_millisecond_on_every_store(store: TaskStore) -> None:
+    """The memory store kept a given status time's microseconds, the SQL stores kept them in
+    their filter column but not in the task document: what a task read back as, and whether
+    a listing from that instant showed it, depended on the store."""
+    created_at = datetime(2026, 11, 26, 10, 0, 0, 123456, tzinfo=UTC)
+    task = a_task()
+    task = attrs.evolve(task, status=attrs.evolve(task.status, timestamp=created_at))
+    created = await store.create_task(ANONYMOUS, task)
+    assert created.task.status.timestamp == created_at.replace(microsecond=123000)
+    loaded = await store.load_task(ANONYMOUS, task.id)
+    assert loaded is not None
+    assert loaded.task.status.timestamp == created_at.replace(microsecond=123000)
+    stamp = datetime(2026, 11, 26, 11, 0, 0, 654321, tzinfo=UTC)
+    update = TaskUpdate(state=S.WORKING, timestamp=stamp)
+    updated = await store.update_task(ANONYMOUS, task.id, update)
+    kept = stamp.replace(microsecond=654000)
+    assert updated.task.status.timestamp == kept
+    loaded = await store.load_task(ANONYMOUS, task.id)
+    assert loaded is not None
+    assert loaded.task.status.timestamp == kept
+    assert await all_pages(store, TaskQuery(status_timestamp_after=kept)) == [task.id]
+    assert await all_pages(store, TaskQuery(status_timestamp_after=stamp)) == []
 
 
 async def test_update_with_a_stale_version_changes_nothing(store: TaskStore) -> None:
@@ -852,6 +880,41 @@ async def test_push_configs_set_within_one_millisecond_list_oldest_first(
         ("a", "https://a"),
         ("b", "https://a"),
     ]
+
+
+async def test_push_configs_set_at_once_list_in_the_order_they_were_set(
+    sql_backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two PostgreSQL transactions setting configs of one task at once each timed theirs
+    after the newest config it saw, without the other's: both took one time, listed by id,
+    so a config could show up in front of one a listing had already shown."""
+    instant = m.utcnow()
+    monkeypatch.setattr(m, "utcnow", lambda: instant)
+    async with open_store(sql_backend.url) as one, open_store(sql_backend.url) as two:
+        task = (await one.create_task(ANONYMOUS, a_task())).task
+        listings: list[list[str]] = []
+
+        async def set_configs(store: TaskStore) -> None:
+            for _ in range(10):
+                config = m.TaskPushNotificationConfig("https://a", task_id=task.id)
+                await store.set_push_config(ANONYMOUS, config)  # the store makes its id
+
+        async def watch(done: trio.Event) -> None:
+            while not done.is_set():
+                listed = await two.list_push_configs(ANONYMOUS, task.id)
+                listings.append([config.id for config in listed])
+
+        done = trio.Event()
+        async with trio.open_nursery() as watching:
+            watching.start_soon(watch, done)
+            async with trio.open_nursery() as setting:
+                for store in (one, two, one, two, one, two):
+                    setting.start_soon(set_configs, store)
+            done.set()
+        final = [config.id for config in await one.list_push_configs(ANONYMOUS, task.id)]
+        assert len(set(final)) == 60
+        for listing in listings:  # configs are only ever added after those listed before
+            assert final[: len(listing)] == listing
 
 
 # -- recovery and retention --------------------------------------------------------------------

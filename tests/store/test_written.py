@@ -85,16 +85,17 @@ def test_appended_parts_keep_their_earlier_encoding() -> None:
 def test_only_running_tasks_are_remembered_and_never_an_older_version() -> None:
     written = WrittenTasks(limit=2)
     task = a_task()
-    written.remember(Written(2, 0, task, {}))
-    written.remember(Written(1, 0, task, {}))
+    written.remember(Written(2, 0, task, {}), based_on=None)
+    written.remember(Written(1, 0, task, {}), based_on=None)
     assert written.get(task.id) == Written(2, 0, task, {})
     for state in (S.INPUT_REQUIRED, S.COMPLETED):
-        written.remember(Written(2, 0, task, {}))
-        written.remember(Written(3, 0, attrs.evolve(task, status=m.TaskStatus(state)), {}))
+        written.remember(Written(2, 0, task, {}), based_on=None)
+        settled = attrs.evolve(task, status=m.TaskStatus(state))
+        written.remember(Written(3, 0, settled, {}), based_on=None)
         assert written.get(task.id) is None
     others = [a_task() for _ in range(3)]
     for other in others:
-        written.remember(Written(1, 0, other, {}))
+        written.remember(Written(1, 0, other, {}), based_on=None)
     assert [written.get(other.id) is not None for other in others] == [False, True, True]
 
 
@@ -308,3 +309,30 @@ async def test_a_touch_of_a_recreated_task_leaves_the_old_memory_stale(
             p.text for msg in stored.task.history for p in msg.parts if isinstance(p, m.TextPart)
         ]
         assert texts == ["second", "x"]
+
+
+async def test_a_recreated_task_is_remembered_again_at_once(
+    sql_backend: Backend, decoded: list[str]
+) -> None:
+    """The memory of a deleted task at version 4 stood until the task created again under its
+    id passed version 4: each of its writes until then read and decoded the row."""
+    async with open_store(sql_backend.url) as one, open_store(sql_backend.url) as two:
+        task = (await one.create_task(ANONYMOUS, a_task("first"))).task
+        for _ in range(3):
+            await one.update_task(ANONYMOUS, task.id, TaskUpdate(state=S.WORKING))
+        # Deleted and created again by this store: the new task is remembered as created.
+        assert await one.delete_task(ANONYMOUS, task.id)
+        await one.create_task(ANONYMOUS, attrs.evolve(a_task("second"), id=task.id))
+        for _ in range(3):
+            await one.update_task(ANONYMOUS, task.id, TaskUpdate(state=S.WORKING))
+        assert decoded == []
+        # By another store: the first write reads the new row, the next ones need not.
+        assert await two.delete_task(ANONYMOUS, task.id)
+        await two.create_task(ANONYMOUS, attrs.evolve(a_task("third"), id=task.id))
+        for _ in range(3):
+            stored = await one.update_task(ANONYMOUS, task.id, TaskUpdate(state=S.WORKING))
+        assert len(decoded) == 1
+        texts = [
+            p.text for msg in stored.task.history for p in msg.parts if isinstance(p, m.TextPart)
+        ]
+        assert (texts, stored.version) == (["third"], 4)
