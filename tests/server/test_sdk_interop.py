@@ -12,6 +12,7 @@ import httpx
 import pytest
 import trio
 from a2a.client import A2ACardResolver, Client, ClientConfig, create_client
+from a2a.client.transports.http_helpers import parse_sse_stream
 from a2a.client.transports.jsonrpc import JsonRpcTransport
 from a2a.utils.errors import (
     InvalidParamsError,
@@ -196,6 +197,40 @@ async def test_stream_of_a_gated_task_reports_progress_then_the_artifact(
     assert texts(events[2].artifact_update.artifact.parts) == ["opened"]
     assert texts(events[3].artifact_update.artifact.parts) == ["done"]  # the return value
     assert events[4].status_update.status.state == COMPLETED
+
+
+UNICODE_LINE_ENDS = "\x85\u2028\u2029"
+"""Where ``str.splitlines`` ends a line besides CR and LF and JSON may hold the character raw."""
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+async def test_stream_of_text_holding_unicode_line_ends(
+    base_url: str, sdk_http: httpx.AsyncClient, binding: str
+) -> None:
+    """The SDK reads event streams with httpx's ``aiter_lines``, which ends lines at U+0085,
+    U+2028 and U+2029 too (test below); a2a_trio writes them escaped in event data (the same
+    JSON string), so the SDK reads the text whole instead of failing on a torn JSON line."""
+    config = ClientConfig(
+        httpx_client=sdk_http, streaming=True, supported_protocol_bindings=[binding]
+    )
+    sdk = await create_client(base_url, config)
+    text = "one" + "two".join(UNICODE_LINE_ENDS) + "end"
+    events = await collect(sdk.send_message(request(message(text))))
+    assert events[-1].status_update.status.state == COMPLETED
+    artifacts = [e.artifact_update for e in events if e.HasField("artifact_update")]
+    assert [texts(a.artifact.parts) for a in artifacts] == [[text]]
+
+
+@pytest.mark.parametrize("separator", UNICODE_LINE_ENDS)
+async def test_the_sdks_sse_reader_ends_lines_where_the_sse_standard_does_not(
+    separator: str,
+) -> None:
+    """Pinned a2a-sdk 1.3.0 behaviour (``parse_sse_stream``): an SSE data line holding the
+    character raw is cut there, though SSE ends lines only at CRLF, LF or CR (WHATWG HTML,
+    "Server-sent events", parsing an event stream); docs/bindings.md lists it."""
+    raw = f'data: {{"text": "a{separator}b"}}\n\n'.encode()
+    seen = [data async for _, data in parse_sse_stream(httpx.Response(200, content=raw))]
+    assert seen == ['{"text": "a']
 
 
 # --- GetTask -------------------------------------------------------------------------------
