@@ -3,6 +3,7 @@ a real a2a_trio server and gets spec-correct results (A2A v1.0 §3.1, §3.2.4, �
 
 from __future__ import annotations
 
+import base64
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import aclosing
@@ -555,6 +556,46 @@ async def test_push_config_methods_are_not_supported(client: Client) -> None:
         await client.delete_task_push_notification_config(
             t.DeleteTaskPushNotificationConfigRequest(task_id=task.id, id="c1")
         )
+
+
+# --- the SDK's v0.3 HTTP+JSON transport -----------------------------------------------------
+
+
+async def test_the_sdks_v03_rest_transport_sends_file_bytes_base64_twice(
+    base_url: str, sdk_http: httpx.AsyncClient, client: Client
+) -> None:
+    """Pinned a2a-sdk 1.3.0 behaviour (``compat/v0_3/proto_utils.py``): the v0.3 HTTP+JSON
+    transport puts a file's base64 text, not its bytes, into the v0.3 proto's ``bytes
+    file_with_bytes``, whose ProtoJSON is the base64 of the bytes, so the wire carries the
+    base64 of the base64.  a2a_trio reads the field as the proto says: the agent gets the
+    base64 text as the file; the SDK, undoing its own step, reads back what it sent, and
+    fails on a file that is no UTF-8 text (docs/bindings.md, "Differences from the official
+    SDK's client")."""
+    card = await A2ACardResolver(sdk_http, base_url).get_agent_card()
+    v03 = [
+        i
+        for i in card.supported_interfaces
+        if (i.protocol_binding, i.protocol_version) == ("HTTP+JSON", "0.3")
+    ]
+    del card.supported_interfaces[:]
+    card.supported_interfaces.extend(v03)
+    config = ClientConfig(
+        httpx_client=sdk_http, streaming=False, supported_protocol_bindings=["HTTP+JSON"]
+    )
+    rest03 = await create_client(card, config)
+    msg = message("a file")
+    msg.parts.append(t.Part(raw=b"\x00\x01bytes", media_type="text/plain", filename="f.bin"))
+    sent = await send_task(rest03, request(msg))
+    assert sent.history[0].parts[1].raw == b"\x00\x01bytes"  # the SDK's two steps undone
+    stored = await client.get_task(t.GetTaskRequest(id=sent.id))  # over v1.0 JSON-RPC
+    assert stored.history[0].parts[1].raw == base64.b64encode(b"\x00\x01bytes")
+
+    # The reverse step fails on a file whose bytes are not UTF-8, sent over another binding.
+    msg = message("a binary file")
+    msg.parts.append(t.Part(raw=b"\xff\xfe", media_type="text/plain", filename="f.bin"))
+    binary = await send_task(client, request(msg))
+    with pytest.raises(UnicodeDecodeError):
+        await rest03.get_task(t.GetTaskRequest(id=binary.id))
 
 
 # --- agent card ----------------------------------------------------------------------------
