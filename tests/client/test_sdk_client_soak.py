@@ -25,7 +25,6 @@ import logging
 import os
 import random
 import uuid
-from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from pathlib import Path
@@ -44,7 +43,7 @@ from bindings.conftest import CONFIG
 from bindings.test_soak import (
     ABANDONED,
     TERMINAL,
-    all_task_ids,
+    Book,
     assert_no_errors_logged,
     check_log,
     serving_soak,
@@ -52,6 +51,8 @@ from bindings.test_soak import (
 )
 from google.protobuf import json_format, struct_pb2
 from google.protobuf.message import Message as ProtoMessage
+from server.test_sdk_interop import message as sdk_message
+from server.test_sdk_interop import request as send_request
 
 from a2a_trio import model as m
 from a2a_trio.store import ANONYMOUS, TaskStore
@@ -132,27 +133,6 @@ def state_name(state: int) -> str:
     return t.TaskState.Name(state).removeprefix("TASK_STATE_")
 
 
-def sdk_message(text: str, skill: str, task_id: str = "", context_id: str = "") -> t.Message:
-    msg = t.Message(
-        message_id=str(uuid.uuid4()),
-        role=t.Role.ROLE_USER,
-        parts=[t.Part(text=text)],
-        task_id=task_id,
-        context_id=context_id,
-    )
-    msg.metadata.update({"skillId": skill})
-    return msg
-
-
-def send_request(
-    msg: t.Message, *, immediately: bool = False, history_length: int | None = None
-) -> t.SendMessageRequest:
-    config = t.SendMessageConfiguration(return_immediately=immediately)
-    if history_length is not None:
-        config.history_length = history_length
-    return t.SendMessageRequest(message=msg, configuration=config)
-
-
 def artifact_text(artifacts: Any) -> str:
     return "".join(part.text for artifact in artifacts for part in artifact.parts)
 
@@ -160,20 +140,6 @@ def artifact_text(artifacts: Any) -> str:
 def to_model(event: t.StreamResponse) -> m.StreamEvent:
     """The SDK's parsed event as a2a_trio's model, to compare with the stored log."""
     return V1.decode_stream_response(json_format.MessageToDict(event))
-
-
-@attrs.define
-class Tracked:
-    """What the clients know of one task (as in the bindings soak)."""
-
-    skill: str
-    text: str = ""
-    ends_seen: set[str] = attrs.field(factory=set)
-    cancels: list[str] = attrs.field(factory=list)
-    streams: list[list[m.StreamEvent]] = attrs.field(factory=list)
-
-    def expected_state(self) -> str:
-        return "CANCELED" if "CANCELED" in self.cancels else "COMPLETED"
 
 
 async def read(
@@ -213,27 +179,13 @@ def last_state(events: list[t.StreamResponse]) -> str:
     return state_name(event.status_update.status.state)
 
 
-class Soak:
-    """The clients' shared knowledge: every task they made, and the pools they draw from."""
+class Soak(Book[list[m.StreamEvent], Peer]):
+    """The SDK's clients: operations through the SDK, on the shared knowledge; the contexts
+    their tasks are in, too."""
 
     def __init__(self) -> None:
-        self.tasks: dict[str, Tracked] = {}
-        self.holding: list[str] = []
-        self.awaiting: list[str] = []
-        self.trickling: list[str] = []
+        super().__init__()
         self.contexts: list[str] = []
-        self.over = False
-        self.clients = 0
-        self.done: Counter[str] = Counter()
-
-    def track(self, task_id: str, skill: str, text: str = "") -> Tracked:
-        return self.tasks.setdefault(task_id, Tracked(skill, text))
-
-    def saw_end(self, task_id: str, state: str) -> None:
-        if state in TERMINAL:
-            self.tasks[task_id].ends_seen.add(state)
-            if task_id in self.trickling:
-                self.trickling.remove(task_id)
 
     def finished(self) -> list[str]:
         return [task_id for task_id, tracked in self.tasks.items() if tracked.ends_seen]
@@ -581,19 +533,8 @@ class Soak:
                     clients.start_soon(self.client, url, card, random.Random(rng.getrandbits(64)))
                 await trio.sleep(seconds)
                 self.over = True
-                settler = open_peer(http, card, "JSONRPC", "1.0")
-                while self.clients:
-                    await self.settle(settler)
-                    await trio.sleep(0.05)
-                await self.settle(settler)
+                await self.settle_until_done(open_peer(http, card, "JSONRPC", "1.0"))
         print(f"{len(self.tasks)} tasks; operations: {dict(self.done)}")
-
-    async def settle(self, peer: Peer) -> None:
-        while self.holding or self.awaiting:
-            if self.holding:
-                await self.cancel_one(peer, self.holding.pop())
-            else:
-                await self.answer_one(peer, self.awaiting.pop())
 
 
 def open_peer(http: httpx.AsyncClient, card: t.AgentCard, binding: str, version: str) -> Peer:
@@ -623,7 +564,7 @@ async def send_task(
     peer: Peer, msg: t.Message, *, immediately: bool = False, history_length: int | None = None
 ) -> t.Task:
     """One SendMessage answered with a task."""
-    request = send_request(msg, immediately=immediately, history_length=history_length)
+    request = send_request(msg, return_immediately=immediately, history_length=history_length)
     (response,) = await read(peer.unary.send_message(request), None)
     assert response.HasField("task"), response
     return response.task
@@ -651,11 +592,7 @@ async def check_tasks(soak: Soak, store: TaskStore) -> None:
     """Every task ended as its skill and its cancels say, in the store and to every client;
     every stream read to the end is a run of the stored log."""
     assert len(soak.tasks) > CLIENTS, "the load made too few tasks to prove anything"
-    for task_id in await all_task_ids(store) - set(soak.tasks):
-        stored = await store.load_task(ANONYMOUS, task_id)
-        assert stored is not None and stored.task.history, task_id
-        text = parts_text(stored.task.history[0].parts)
-        assert text == ABANDONED, f"task {task_id} ({text!r}) was made by no client"
+    await soak.track_abandoned(store)
     for task_id, tracked in soak.tasks.items():
         stored = await store.load_task(ANONYMOUS, task_id)
         assert stored is not None, task_id
