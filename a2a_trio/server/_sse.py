@@ -26,8 +26,8 @@ escape is the same string."""
 def encode_event(data: bytes, *, event_id: int | str | None = None, event: str = "") -> bytes:
     """One SSE event.  ``data`` is one JSON document (no raw newlines), so one ``data:`` line;
     the characters in ``UNICODE_LINE_ENDS`` are written escaped."""
-    for raw, escaped in UNICODE_LINE_ENDS:
-        if raw in data:
+    if not data.isascii():  # the usual case skips the scans
+        for raw, escaped in UNICODE_LINE_ENDS:
             data = data.replace(raw, escaped)
     head = b""
     if event_id is not None:
