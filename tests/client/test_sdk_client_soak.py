@@ -99,7 +99,7 @@ class Peer:
     @property
     def lists(self) -> bool:
         """The SDK's v0.3 transports raise NotImplementedError for ListTasks without asking
-        the server, though v0.3 defines it (§7.4 ``tasks/list``, ``GET /v1/tasks``), and
+        the server, though v0.3 defines it (§7.4; ``GET /v1/tasks`` over HTTP+JSON), and
         a2a_trio serves it (docs/bindings.md)."""
         return self.name.endswith("1.0")
 
