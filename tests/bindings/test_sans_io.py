@@ -1,4 +1,5 @@
-"""The bindings' protocol logic without I/O: REST routing, legacy ids, event translation."""
+"""The bindings' protocol logic without I/O: REST routing, legacy ids, event translation, SSE
+framing."""
 
 from __future__ import annotations
 
@@ -26,10 +27,11 @@ from a2a_trio.server._rest import (
 )
 from a2a_trio.server._rpc_methods import V1_METHODS
 from a2a_trio.server._rpc_v03 import V03_METHODS
+from a2a_trio.server._sse import encode_event
 from a2a_trio.server._tenants import request_headers
 from a2a_trio.server._versions import requested_version, version_from_query
 from a2a_trio.store import ANONYMOUS, CallerScope
-from a2a_trio.wire import V03, dumps
+from a2a_trio.wire import V03, dumps, loads
 
 
 def test_every_v03_method_has_an_entry_sharing_a_v1_operation() -> None:
@@ -333,3 +335,15 @@ def test_the_version_may_come_as_a_request_parameter() -> None:
     assert rest == [("pageSize", "5")]
     headers, rest = version_from_query({"a2a-version": "0.3"}, [("A2A-Version", "1.0")])
     assert (requested_version(headers), rest) == ("0.3", [])
+
+
+def test_event_data_escapes_where_line_splitting_clients_end_lines() -> None:
+    """U+0085, U+2028 and U+2029 go out as JSON escapes: a client reading lines the way
+    ``str.splitlines`` does (the official SDK) sees one ``data:`` line, and the same JSON."""
+    data = dumps({"text": "a\x85b\u2028c\u2029d", "\u2028": ["\\\u2029"]})
+    frame = encode_event(data, event_id=3)
+    assert frame.startswith(b"id: 3\ndata: {") and frame.endswith(b"}\n\n")
+    text = frame.decode()
+    assert text.splitlines() == text.split("\n")[:-1]  # the lines an SSE reader sees
+    assert loads(frame.removeprefix(b"id: 3\ndata: ")) == loads(data)
+    assert encode_event(dumps({"text": "plain"})) == b'data: {"text":"plain"}\n\n'

@@ -67,15 +67,16 @@ DRIVERS: list[type[Driver]] = [V1JsonRpc, V1Rest, V03JsonRpc, V03Rest]
 
 
 @attrs.define
-class Tracked:
+class Tracked[S]:
     """What the clients know of one task: its skill, the text it completes with, the states
-    they saw it end in, the cancels' answers and the streams they read to the end."""
+    they saw it end in, the cancels' answers and the streams they read to the end (each an
+    ``S``, as the clients read it)."""
 
     skill: str
     text: str = ""
     ends_seen: set[str] = attrs.field(factory=set)
     cancels: list[str] = attrs.field(factory=list)
-    streams: list[list[Numbered]] = attrs.field(factory=list)
+    streams: list[S] = attrs.field(factory=list)
 
     def expected_state(self) -> str:
         return "CANCELED" if "CANCELED" in self.cancels else "COMPLETED"
@@ -96,11 +97,13 @@ def last_state(events: list[Numbered]) -> str:
     return event.status.state.name
 
 
-class Soak:
-    """The clients' shared knowledge: every task they made, and the pools they draw from."""
+class Book[S, V]:
+    """The clients' shared knowledge: every task they made, and the pools they draw from
+    (``S``: a stream read to the end, as the clients read it; ``V``: what they call through,
+    a driver or a client)."""
 
     def __init__(self) -> None:
-        self.tasks: dict[str, Tracked] = {}
+        self.tasks: dict[str, Tracked[S]] = {}
         self.holding: list[str] = []
         self.awaiting: list[str] = []
         self.trickling: list[str] = []
@@ -109,7 +112,7 @@ class Soak:
         self.done: Counter[str] = Counter()
         """Operations done, by name (printed: a failure shows what the load was)."""
 
-    def track(self, task_id: str, skill: str, text: str = "") -> Tracked:
+    def track(self, task_id: str, skill: str, text: str = "") -> Tracked[S]:
         return self.tasks.setdefault(task_id, Tracked(skill, text))
 
     def saw_end(self, task_id: str, state: str) -> None:
@@ -117,6 +120,42 @@ class Soak:
             self.tasks[task_id].ends_seen.add(state)
             if task_id in self.trickling:
                 self.trickling.remove(task_id)
+
+    async def track_abandoned(self, store: TaskStore) -> None:
+        """Track the tasks in ``store`` no client knows of: each must be a send given up on
+        (``ABANDONED``), so an echo of that text."""
+        for task_id in await all_task_ids(store) - set(self.tasks):
+            stored = await store.load_task(ANONYMOUS, task_id)
+            assert stored is not None and stored.task.history, task_id
+            text = parts_text(stored.task.history[0].parts)
+            assert text == ABANDONED, f"task {task_id} ({text!r}) was made by no client"
+            self.track(task_id, "echo", ABANDONED)
+
+    async def cancel_one(self, via: V, task_id: str) -> None:
+        raise NotImplementedError
+
+    async def answer_one(self, via: V, task_id: str) -> None:
+        raise NotImplementedError
+
+    async def settle_until_done(self, via: V) -> None:
+        """Once the load is over: settle what the clients leave until the last one is done
+        (the ones following a holder's stream wait for its cancel)."""
+        while self.clients:
+            await self.settle(via)
+            await trio.sleep(0.05)
+        await self.settle(via)
+
+    async def settle(self, via: V) -> None:
+        """Cancel the holders and answer the questions left in the pools."""
+        while self.holding or self.awaiting:
+            if self.holding:
+                await self.cancel_one(via, self.holding.pop())
+            else:
+                await self.answer_one(via, self.awaiting.pop())
+
+
+class Soak(Book[list[Numbered], Driver]):
+    """The bindings' clients: operations through the drivers, on the shared knowledge."""
 
     def stream_read(self, events: list[Numbered]) -> None:
         first = events[0][1]
@@ -306,20 +345,8 @@ class Soak:
             await trio.sleep(seconds)
             self.over = True
             async with httpx.AsyncClient(base_url=url, timeout=60) as http:
-                settler = V1JsonRpc(http)
-                while self.clients:
-                    await self.settle(settler)
-                    await trio.sleep(0.05)
-                await self.settle(settler)
+                await self.settle_until_done(V1JsonRpc(http))
         print(f"{len(self.tasks)} tasks; operations: {dict(self.done)}")
-
-    async def settle(self, driver: Driver) -> None:
-        """Cancel the holders and answer the questions left in the pools."""
-        while self.holding or self.awaiting:
-            if self.holding:
-                await self.cancel_one(driver, self.holding.pop())
-            else:
-                await self.answer_one(driver, self.awaiting.pop())
 
 
 TCP_STATES = {
@@ -427,12 +454,7 @@ async def test_soak(store: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
 async def check_tasks(soak: Soak, driver: Driver, store: TaskStore) -> None:
     """Every task ended as its skill and its cancels say, in the store and to every client."""
     assert len(soak.tasks) > CLIENTS, "the load made too few tasks to prove anything"
-    for task_id in await all_task_ids(store) - set(soak.tasks):
-        stored = await store.load_task(ANONYMOUS, task_id)
-        assert stored is not None and stored.task.history, task_id
-        text = parts_text(stored.task.history[0].parts)
-        assert text == ABANDONED, f"task {task_id} ({text!r}) was made by no client"
-        soak.track(task_id, "echo", ABANDONED)
+    await soak.track_abandoned(store)
     for task_id, tracked in soak.tasks.items():
         outcome = await driver.get(task_id)
         expected = tracked.expected_state()

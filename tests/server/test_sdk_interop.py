@@ -3,6 +3,7 @@ a real a2a_trio server and gets spec-correct results (A2A v1.0 §3.1, §3.2.4, �
 
 from __future__ import annotations
 
+import base64
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import aclosing
@@ -12,6 +13,7 @@ import httpx
 import pytest
 import trio
 from a2a.client import A2ACardResolver, Client, ClientConfig, create_client
+from a2a.client.transports.http_helpers import parse_sse_stream
 from a2a.client.transports.jsonrpc import JsonRpcTransport
 from a2a.utils.errors import (
     InvalidParamsError,
@@ -196,6 +198,40 @@ async def test_stream_of_a_gated_task_reports_progress_then_the_artifact(
     assert texts(events[2].artifact_update.artifact.parts) == ["opened"]
     assert texts(events[3].artifact_update.artifact.parts) == ["done"]  # the return value
     assert events[4].status_update.status.state == COMPLETED
+
+
+UNICODE_LINE_ENDS = "\x85\u2028\u2029"
+"""Where ``str.splitlines`` ends a line besides CR and LF and JSON may hold the character raw."""
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+async def test_stream_of_text_holding_unicode_line_ends(
+    base_url: str, sdk_http: httpx.AsyncClient, binding: str
+) -> None:
+    """The SDK reads event streams with httpx's ``aiter_lines``, which ends lines at U+0085,
+    U+2028 and U+2029 too (test below); a2a_trio writes them escaped in event data (the same
+    JSON string), so the SDK reads the text whole instead of failing on a torn JSON line."""
+    config = ClientConfig(
+        httpx_client=sdk_http, streaming=True, supported_protocol_bindings=[binding]
+    )
+    sdk = await create_client(base_url, config)
+    text = "one" + "two".join(UNICODE_LINE_ENDS) + "end"
+    events = await collect(sdk.send_message(request(message(text))))
+    assert events[-1].status_update.status.state == COMPLETED
+    artifacts = [e.artifact_update for e in events if e.HasField("artifact_update")]
+    assert [texts(a.artifact.parts) for a in artifacts] == [[text]]
+
+
+@pytest.mark.parametrize("separator", UNICODE_LINE_ENDS)
+async def test_the_sdks_sse_reader_ends_lines_where_the_sse_standard_does_not(
+    separator: str,
+) -> None:
+    """Pinned a2a-sdk 1.3.0 behaviour (``parse_sse_stream``): an SSE data line holding the
+    character raw is cut there, though SSE ends lines only at CRLF, LF or CR (WHATWG HTML,
+    "Server-sent events", parsing an event stream); docs/bindings.md lists it."""
+    raw = f'data: {{"text": "a{separator}b"}}\n\n'.encode()
+    seen = [data async for _, data in parse_sse_stream(httpx.Response(200, content=raw))]
+    assert seen == ['{"text": "a']
 
 
 # --- GetTask -------------------------------------------------------------------------------
@@ -520,6 +556,46 @@ async def test_push_config_methods_are_not_supported(client: Client) -> None:
         await client.delete_task_push_notification_config(
             t.DeleteTaskPushNotificationConfigRequest(task_id=task.id, id="c1")
         )
+
+
+# --- the SDK's v0.3 HTTP+JSON transport -----------------------------------------------------
+
+
+async def test_the_sdks_v03_rest_transport_sends_file_bytes_base64_twice(
+    base_url: str, sdk_http: httpx.AsyncClient, client: Client
+) -> None:
+    """Pinned a2a-sdk 1.3.0 behaviour (``compat/v0_3/proto_utils.py``): the v0.3 HTTP+JSON
+    transport puts a file's base64 text, not its bytes, into the v0.3 proto's ``bytes
+    file_with_bytes``, whose ProtoJSON is the base64 of the bytes, so the wire carries the
+    base64 of the base64.  a2a_trio reads the field as the proto says: the agent gets the
+    base64 text as the file; the SDK, undoing its own step, reads back what it sent, and
+    fails on a file that is no UTF-8 text (docs/bindings.md, "Differences from the official
+    SDK's client")."""
+    card = await A2ACardResolver(sdk_http, base_url).get_agent_card()
+    v03 = [
+        i
+        for i in card.supported_interfaces
+        if (i.protocol_binding, i.protocol_version) == ("HTTP+JSON", "0.3")
+    ]
+    del card.supported_interfaces[:]
+    card.supported_interfaces.extend(v03)
+    config = ClientConfig(
+        httpx_client=sdk_http, streaming=False, supported_protocol_bindings=["HTTP+JSON"]
+    )
+    rest03 = await create_client(card, config)
+    msg = message("a file")
+    msg.parts.append(t.Part(raw=b"\x00\x01bytes", media_type="text/plain", filename="f.bin"))
+    sent = await send_task(rest03, request(msg))
+    assert sent.history[0].parts[1].raw == b"\x00\x01bytes"  # the SDK's two steps undone
+    stored = await client.get_task(t.GetTaskRequest(id=sent.id))  # over v1.0 JSON-RPC
+    assert stored.history[0].parts[1].raw == base64.b64encode(b"\x00\x01bytes")
+
+    # The reverse step fails on a file whose bytes are not UTF-8, sent over another binding.
+    msg = message("a binary file")
+    msg.parts.append(t.Part(raw=b"\xff\xfe", media_type="text/plain", filename="f.bin"))
+    binary = await send_task(client, request(msg))
+    with pytest.raises(UnicodeDecodeError):
+        await rest03.get_task(t.GetTaskRequest(id=binary.id))
 
 
 # --- agent card ----------------------------------------------------------------------------
