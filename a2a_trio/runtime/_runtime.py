@@ -92,6 +92,7 @@ DEFAULT_FOLLOW_INTERVAL = 0.5
 SHUTDOWN_MESSAGE = "The server shut down before this task finished; please send it again."
 RESTART_MESSAGE = "The server restarted before this task finished; please send it again."
 CANCELED_MESSAGE = "The task was canceled."
+SHUTTING_DOWN = "The server is shutting down; try again shortly"
 STORE_UNAVAILABLE_MESSAGE = (
     "The task store was unavailable while this task ran; please send it again."
 )
@@ -177,6 +178,8 @@ class TaskRuntime:
         self._followed: dict[tuple[CallerScope, str], FollowedTask] = {}
         self._nursery: trio.Nursery | None = None
         self._accepting = True
+        self._admitting = 0
+        """Sends past the accepting check that have not started their job (or replied) yet."""
         self._idle = trio.lowlevel.ParkingLot()
 
     # --- lifetime -------------------------------------------------------------------------
@@ -201,8 +204,8 @@ class TaskRuntime:
         stop the ones still running as a shutdown does, and wait for their final writes, so
         their streams and blocking senders, still connected, get the final state."""
         self._accepting = False
-        with trio.move_on_after(grace):
-            while self._running_jobs():
+        with trio.move_on_after(grace):  # a send accepted before is running work too
+            while self._running_jobs() or self._admitting:
                 await self._idle.park()
         # Each final write is bounded by ``finalize_timeout``; a job a recovery started
         # meanwhile (a lease tick) is stopped too.
@@ -508,7 +511,19 @@ class TaskRuntime:
                 request.configuration.history_length, under="$.params.configuration"
             )
         if not self._accepting or self._nursery is None:
-            raise UnsupportedOperationError("The server is shutting down; try again shortly")
+            raise UnsupportedOperationError(SHUTTING_DOWN)
+        self._admitting += 1
+        try:
+            return await self._admit(scope, request)
+        finally:
+            self._admitting -= 1
+            if not self._admitting:
+                self._idle.unpark_all()
+
+    async def _admit(self, scope: CallerScope, request: m.SendMessageRequest) -> Job | m.Message:
+        """A send the runtime took: its task created (or continued) and its job started, or
+        the message-only skill's reply."""
+        message = request.message
         if message.task_id:
             return await self._continue(scope, message)
         skill = self.agent.resolve(message, request.metadata)
@@ -716,7 +731,8 @@ class TaskRuntime:
         *,
         last_seq: int = 0,
     ) -> Job:
-        assert self._nursery is not None
+        if self._nursery is None:  # stopped while the task was written: the next start
+            raise UnsupportedOperationError(SHUTTING_DOWN)  # recovers it (a restart's FAILED)
         job = Job(
             scope=scope,
             task=task,

@@ -296,6 +296,81 @@ async def test_shutdown_leaves_resumable_tasks_for_the_next_start() -> None:
     assert events[-1].status.state is m.TaskState.COMPLETED
 
 
+class SlowCreate(MemoryTaskStore):
+    """A memory store whose ``create_task`` waits for ``release``: a send caught mid-write."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.creating = trio.Event()
+        self.release = trio.Event()
+
+    async def create_task(self, *args: Any, **kwargs: Any) -> StoredTask:
+        self.creating.set()
+        await self.release.wait()
+        return await super().create_task(*args, **kwargs)
+
+
+async def test_a_drain_waits_for_a_send_still_writing_its_task() -> None:
+    """A send past the accepting check is running work: the drain's grace covers it.  Before,
+    the drain saw no running job and returned, so the server stopped under the send."""
+    store = SlowCreate()
+    drained = trio.Event()
+    async with trio.open_nursery() as nursery:
+        runtime = TaskRuntime(agents.agent, store, FAST)
+        await nursery.start(runtime.run)
+        answers: list[m.Task | m.Message] = []
+
+        async def send() -> None:
+            answers.append(await runtime.send(ANONYMOUS, request("in time")))
+
+        async def drain_then_say() -> None:
+            await runtime.drain(10.0)
+            drained.set()
+
+        nursery.start_soon(send)
+        await store.creating.wait()
+        nursery.start_soon(drain_then_say)
+        await trio.testing.wait_all_tasks_blocked()
+        assert not drained.is_set()
+        store.release.set()
+        with trio.fail_after(5):
+            await drained.wait()
+        assert len(answers) == 1
+        nursery.cancel_scope.cancel()
+    assert isinstance(answers[0], m.Task)
+    assert answers[0].status.state is m.TaskState.COMPLETED
+
+
+async def test_a_send_the_runtime_stopped_under_is_refused_and_its_task_recovered() -> None:
+    """The runtime stopped at once while a send was writing its task: the send is refused as
+    shutting down (it failed on an assertion, an internal error with a traceback) and the next
+    start records the task FAILED as any task a stop left unfinished."""
+    store = SlowCreate()
+    refusals: list[UnsupportedOperationError] = []
+
+    async def send(runtime: TaskRuntime) -> None:
+        with pytest.raises(UnsupportedOperationError, match="shutting down") as refused:
+            await runtime.send(ANONYMOUS, request("too late"))
+        refusals.append(refused.value)
+
+    async with trio.open_nursery() as outer:
+        runtime = TaskRuntime(agents.agent, store, FAST)
+        async with trio.open_nursery() as lifetime:
+            await lifetime.start(runtime.run)
+            outer.start_soon(send, runtime)
+            await store.creating.wait()
+            lifetime.cancel_scope.cancel()
+        store.release.set()
+    assert len(refusals) == 1
+    (left,) = await store.list_unfinished()
+    assert left.stored.task.status.state is m.TaskState.SUBMITTED
+    async with trio.open_nursery() as nursery:
+        await nursery.start(TaskRuntime(agents.agent, store, FAST).run)
+        nursery.cancel_scope.cancel()
+    recovered = await store.load_task(ANONYMOUS, left.stored.task.id)
+    assert recovered is not None and recovered.task.status.state is m.TaskState.FAILED
+
+
 asks_later = Agent("asks later", "waits on a gate, then asks")
 
 
