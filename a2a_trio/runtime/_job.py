@@ -63,9 +63,12 @@ class Job:
         self.cancel_scope = trio.CancelScope()
         self.done = trio.Event()
         self.cancel_requested = False
+        """A CancelTask reached the job: its task ends CANCELED, even when the drain's grace
+        runs out while the handler is still cleaning up."""
         self.shut_down = False
-        """The drain's grace ran out: the handler is cancelled as at shutdown (FAILED, "the
-        server shut down"; a resumable task is left for the next start), not as by CancelTask."""
+        """The drain's grace ran out before any CancelTask reached the job: the handler is
+        cancelled as at shutdown (FAILED, "the server shut down"; a resumable task is left for
+        the next start), not as by CancelTask."""
         self.parked = False
         """The handler handed back a JobHandle: the task now follows long-running work."""
         self.superseded = False

@@ -201,8 +201,10 @@ class TaskRuntime:
 
     async def drain(self, grace: float) -> None:
         """Stop taking new tasks and wait up to ``grace`` seconds for running jobs to end; then
-        stop the ones still running as a shutdown does, and wait for their final writes, so
-        their streams and blocking senders, still connected, get the final state."""
+        stop the ones still running as a shutdown does (FAILED; one a CancelTask reached
+        first, its handler still cleaning up, ends CANCELED as that cancel says), and wait for
+        their final writes, so their streams and blocking senders, still connected, get the
+        final state."""
         self._accepting = False
         with trio.move_on_after(grace):  # a send accepted before is running work too
             while self._running_jobs() or self._admitting:
@@ -211,7 +213,8 @@ class TaskRuntime:
         # meanwhile (a lease tick) is stopped too.
         while running := self._running_jobs():
             for job in running:
-                job.shut_down = True
+                if not job.cancel_requested:  # a CancelTask came first: it ends CANCELED
+                    job.shut_down = True
                 job.cancel_scope.cancel()
             await self._idle.park()
 

@@ -19,7 +19,9 @@ docs/stores.md, "Restarts and crashes"):
 - the SQLite file passes ``PRAGMA integrity_check``; no server logged an error or a traceback,
   and its warnings are the documented ones;
 - graceful: new tasks are refused ("shutting down") during the drain, and streams following a
-  task that outlives the grace end with its FAILED event.
+  task that outlives the grace end with its FAILED event; a cancel sent as the grace ends is
+  told CANCELED (it came first) or refused as too late (the task ended FAILED first), and the
+  store and the task's stream say the same.
 
 The seed is printed; ``A2A_TRIO_CRASH_SOAK_SEED`` replays one (as far as scheduling allows).
 Each variant takes 10-25 s on two cores (the graceful one waits out the 10 s grace of
@@ -76,7 +78,11 @@ RESTARTED = "The server restarted before this task finished; please send it agai
 SHUT_DOWN = "The server shut down before this task finished; please send it again."
 """What a drain records for a job that outlived the grace (docs/architecture.md)."""
 CANCEL_SENT = "sent"
-"""A cancel's note in ``Tracked.cancels`` before it is sent."""
+"""A cancel's note in ``Tracked.cancels`` while it has no answer (kept if it never gets one)."""
+TOO_LATE = "too late"
+"""A cancel refused during a drain: the task ended first (a holder: FAILED, the grace over)."""
+GRACE = 10.0
+"""``a2a-trio serve``'s shutdown grace."""
 REFUSED = "The server is shutting down; try again shortly"
 SERVING = re.compile(r"serving \S+ at (http://\S+)")
 DOCUMENTED_WARNINGS = re.compile(
@@ -196,9 +202,21 @@ class CrashSoak(Soak):
         self.saw_end(task_id, last_state(events))
 
     async def cancel_one(self, driver: Driver, task_id: str) -> None:
-        """A cancel cut short by a kill may have been recorded all the same: noted first."""
-        self.tasks[task_id].cancels.append(CANCEL_SENT)
-        await super().cancel_one(driver, task_id)
+        """Note what the cancel was told: CANCELED, or ``TOO_LATE`` when a drain refuses it
+        (the task ended first: a holder once the grace is over), or nothing when a kill or the
+        server's exit cut it short (it may have been recorded all the same: ``CANCEL_SENT``
+        stays).  Any other refusal propagates."""
+        cancels = self.tasks[task_id].cancels
+        cancels.append(CANCEL_SENT)
+        try:
+            await super().cancel_one(driver, task_id)  # notes CANCELED
+        except CallFailed as refused:
+            cancels.remove(CANCEL_SENT)
+            if not (self.draining and refused.kind == "TaskNotCancelableError"):
+                raise
+            cancels.append(TOO_LATE)
+        else:
+            cancels.remove(CANCEL_SENT)
 
     async def client(self, url: str, rng: random.Random) -> None:
         """Work on whichever server is up (``self.url``, not ``url``); a kill or a drain's end
@@ -345,12 +363,15 @@ async def follow_to_the_end(driver: Driver, task_id: str, into: list[list[Number
     into.append(await driver.subscribe_numbered(task_id))
 
 
-async def drain(soak: CrashSoak, server: Server, rng: random.Random) -> None:
+async def drain(soak: CrashSoak, server: Server, rng: random.Random) -> str:
     """SIGTERM mid-load: new tasks are refused while the running ones get the grace, and the
-    streams of holders (which outlive it) end with their FAILED event; then the server exits."""
+    streams of holders (which outlive it) end with their FAILED event, but for the holder
+    cancelled as the grace ends (its id is returned): before (CANCELED) or after (refused as
+    too late) as the server saw it, or as the server exits (cut); then the server exits."""
     async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
         drivers = [cls(http) for cls in DRIVERS]
-        holders = [await rng.choice(drivers).start("hold", "hold") for _ in range(3)]
+        holders = [await rng.choice(drivers).start("hold", "hold") for _ in range(4)]
+        late = holders[-1]
         streams: list[list[Numbered]] = []
         async with trio.open_nursery() as followers:
             for task_id in holders:
@@ -358,12 +379,27 @@ async def drain(soak: CrashSoak, server: Server, rng: random.Random) -> None:
                 followers.start_soon(follow_to_the_end, rng.choice(drivers), task_id, streams)
             soak.draining = True
             server.process.send_signal(signal.SIGTERM)
+            grace_ends = trio.current_time() + GRACE
+            at = grace_ends + rng.uniform(-0.3, 0.3)
+            followers.start_soon(cancel_at, soak, rng.choice(drivers), late, at)
             await refused_at_last(rng.choice(drivers), soak)
         soak.going_down()
     for events in streams:
         soak.stream_read(events)
-        assert last_state(events) == "FAILED", events
+        task = events[0][1]
+        assert isinstance(task, m.Task), events
+        assert task.id == late or last_state(events) == "FAILED", events
     assert await server.process.wait() == 0
+    return late
+
+
+async def cancel_at(soak: CrashSoak, driver: Driver, task_id: str, when: float) -> None:
+    """Cancel a task at ``when`` (trio's clock), however the server then answers."""
+    await trio.sleep_until(when)
+    try:
+        await soak.cancel_one(driver, task_id)
+    except httpx.TransportError:  # the server exited first
+        soak.cut += 1
 
 
 async def refused_at_last(driver: Driver, soak: CrashSoak) -> None:
@@ -396,6 +432,7 @@ async def test_crash_soak(store: str, stop: str, tmp_path: Path) -> None:
                 soak.came_up(server.url)
                 for _ in range(CLIENTS):
                     clients.start_soon(soak.client, "", random.Random(rng.getrandbits(64)))
+                graceful = ""
                 for _ in range(rng.choice([1, 2]) if stop == "sigkill" else 1):
                     await trio.sleep(rng.uniform(1.5, 3))
                     await soak.dropped.wait()  # a stream to resume after the restart
@@ -404,7 +441,8 @@ async def test_crash_soak(store: str, stop: str, tmp_path: Path) -> None:
                         server.process.send_signal(signal.SIGKILL)
                         assert await server.process.wait() == -signal.SIGKILL
                     else:
-                        await drain(soak, server, rng)
+                        late = await drain(soak, server, rng)
+                        graceful = f"; the cancel as the grace ended: {soak.tasks[late].cancels}"
                     server = await running.start(run_server, backend.url)
                     servers.append(server)
                     soak.came_up(server.url)
@@ -419,7 +457,7 @@ async def test_crash_soak(store: str, stop: str, tmp_path: Path) -> None:
                 print(
                     f"{len(soak.tasks)} tasks ({adopted} found in the store only), ended"
                     f" {dict(ends)}; {soak.cut} operations cut, {soak.refusals} refused,"
-                    f" {resumed} streams resumed; operations: {dict(soak.done)}"
+                    f" {resumed} streams resumed{graceful}; operations: {dict(soak.done)}"
                 )
         assert len(soak.tasks) > CLIENTS, "the load made too few tasks to prove anything"
         assert resumed > 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import AsyncIterator
+from functools import partial
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -27,7 +28,7 @@ from a2a_trio.errors import (
 )
 from a2a_trio.runtime import EventLogLimits, RuntimeConfig, TaskRuntime, TaskStream
 from a2a_trio.runtime._readback import READ_BACK_TRIES
-from a2a_trio.runtime._runtime import RECOVERY_RETRY, RESTART_MESSAGE
+from a2a_trio.runtime._runtime import RECOVERY_RETRY, RESTART_MESSAGE, SHUTDOWN_MESSAGE
 from a2a_trio.store import (
     ANONYMOUS,
     CallerScope,
@@ -394,6 +395,62 @@ async def test_drain_ends_when_the_last_running_job_starts_waiting_for_input() -
             agents.gates["ask late"].set()  # the job now waits for input: nothing left to drain
         assert trio.current_time() - start < 1
         nursery.cancel_scope.cancel()
+
+
+slow_to_stop = Agent("slow to stop", "works until stopped, then tidies up until a gate opens")
+
+
+@slow_to_stop.skill()
+async def tidy(ctx: TaskContext) -> None:
+    await ctx.update("working")
+    try:
+        await trio.sleep_forever()
+    finally:  # cleanup that takes a while, as closing a connection or a file can
+        with trio.CancelScope(shield=True):
+            await agents.gates.setdefault(ctx.text, trio.Event()).wait()
+
+
+@pytest.mark.parametrize("first", ["cancel", "drain"])
+async def test_of_a_cancel_and_a_drain_stopping_one_job_the_first_decides_its_end(
+    first: str,
+) -> None:
+    """A job stopped by a CancelTask and by a drain whose grace ran out, while its handler was
+    still cleaning up after the first of them: that first one decides the task's end.  A
+    cancel that reached the handler first ends it CANCELED, and its answer says so; a drain
+    that stopped it first ends it FAILED ("shut down"), and a later cancel is refused as
+    too late.  (The drain's stop used to win either way: a cancel that came first was
+    answered "ended FAILED first".)"""
+    text = f"tidy after {first}"
+    async with trio.open_nursery() as nursery:
+        runtime = TaskRuntime(slow_to_stop, MemoryTaskStore(), FAST)
+        await nursery.start(runtime.run)
+        task = await runtime.send(ANONYMOUS, request(text, return_immediately=True))
+        await trio.testing.wait_all_tasks_blocked()  # WORKING, in its sleep
+        answers: list[m.Task | TaskNotCancelableError] = []
+
+        async def cancel() -> None:
+            try:
+                answers.append(await runtime.cancel(ANONYMOUS, task.id))
+            except TaskNotCancelableError as refused:
+                answers.append(refused)
+
+        drain = partial(runtime.drain, 0)  # no grace: it stops the running jobs at once
+        async with trio.open_nursery() as stoppers:
+            for stop in (cancel, drain) if first == "cancel" else (drain, cancel):
+                stoppers.start_soon(stop)
+                await trio.testing.wait_all_tasks_blocked()  # the handler is tidying up
+            agents.gates[text].set()
+        nursery.cancel_scope.cancel()
+    stored = await runtime.get(ANONYMOUS, task.id, None)
+    (answer,) = answers
+    if first == "cancel":
+        assert isinstance(answer, m.Task), answer
+        assert answer.status.state is stored.status.state is m.TaskState.CANCELED
+    else:
+        assert isinstance(answer, TaskNotCancelableError)
+        assert stored.status.state is m.TaskState.FAILED
+        assert stored.status.message is not None
+        assert stored.status.message.parts == (m.TextPart(SHUTDOWN_MESSAGE),)
 
 
 async def test_a_purged_task_is_not_replayed_from_memory() -> None:
