@@ -835,6 +835,15 @@ class TaskRuntime:
             outage = _only_outage(exc)
             if outage is not None:  # the outage, met in a task of the handler's own nursery
                 raise outage from exc
+            if isinstance(exc, AgentMisuseError):  # a TaskFailed hint would not fit
+                logger.exception(
+                    "skill %r used a2a_trio wrongly on task %s: %s; its client is told only %r",
+                    job.skill.id,
+                    job.id,
+                    exc,
+                    INTERNAL_FAILURE,
+                )
+                return _failed_internally(job)
             logger.exception(
                 "skill %r failed on task %s; its client is told only %r (to tell it why,"
                 " raise TaskFailed('a message for the client'))",
@@ -842,9 +851,7 @@ class TaskRuntime:
                 job.id,
                 INTERNAL_FAILURE,
             )
-            return TaskUpdate(
-                state=m.TaskState.FAILED, status_message=agent_message(job.task, INTERNAL_FAILURE)
-            )
+            return _failed_internally(job)
 
     async def _settle(
         self, job: Job, final: TaskUpdate, *, outage: StoreUnavailableError | None = None
@@ -855,10 +862,17 @@ class TaskRuntime:
         (``Job.write_final``), so the log says whether the final state was recorded."""
         try:
             lost = await job.write_final(final)
-        except AgentMisuseError:  # the handler's result cannot be stored: the task fails
-            logger.exception("skill %r returned content no store can hold", job.skill.id)
-            failed = agent_message(job.task, INTERNAL_FAILURE)
-            await self._settle(job, TaskUpdate(state=m.TaskState.FAILED, status_message=failed))
+        except AgentMisuseError as exc:  # the handler's result cannot be stored: it fails
+            # No traceback: it would point here, not at the skill.
+            logger.error(
+                "skill %r returned content no store can hold on task %s: %s; its client is told"
+                " only %r",
+                job.skill.id,
+                job.id,
+                exc,
+                INTERNAL_FAILURE,
+            )
+            await self._settle(job, _failed_internally(job))
         except FinalStateUnknown as exc:
             logger.warning("task %s: final state unknown, %s", job.id, exc)
         except StoreUnavailableError as exc:
@@ -931,6 +945,13 @@ def _completion(task: m.Task, value: Any) -> TaskUpdate:
         return TaskUpdate(state=m.TaskState.COMPLETED, status_message=reply, messages=(reply,))
     writes = tuple(ArtifactWrite(a) for a in value_to_artifacts(value))
     return TaskUpdate(state=m.TaskState.COMPLETED, artifacts=writes)
+
+
+def _failed_internally(job: Job) -> TaskUpdate:
+    """A FAILED end saying only that the agent failed: a skill's bug, whose details stay in
+    the server's log."""
+    failed = agent_message(job.task, INTERNAL_FAILURE)
+    return TaskUpdate(state=m.TaskState.FAILED, status_message=failed)
 
 
 def _failed_because(reason: str) -> str:

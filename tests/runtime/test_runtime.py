@@ -27,6 +27,7 @@ from a2a_trio.errors import (
     UnsupportedOperationError,
 )
 from a2a_trio.runtime import EventLogLimits, RuntimeConfig, TaskRuntime, TaskStream
+from a2a_trio.runtime._outcome import INTERNAL_FAILURE
 from a2a_trio.runtime._readback import READ_BACK_TRIES
 from a2a_trio.runtime._runtime import RECOVERY_RETRY, RESTART_MESSAGE, SHUTDOWN_MESSAGE
 from a2a_trio.store import (
@@ -315,7 +316,7 @@ async def test_a_drain_waits_for_a_send_still_writing_its_task() -> None:
     """A send past the accepting check is running work: the drain's grace covers it.  Before,
     the drain saw no running job and returned, so the server stopped under the send."""
     store = SlowCreate()
-    drained = trio.Event()
+    drained, answered = trio.Event(), trio.Event()
     async with trio.open_nursery() as nursery:
         runtime = TaskRuntime(agents.agent, store, FAST)
         await nursery.start(runtime.run)
@@ -323,6 +324,7 @@ async def test_a_drain_waits_for_a_send_still_writing_its_task() -> None:
 
         async def send() -> None:
             answers.append(await runtime.send(ANONYMOUS, request("in time")))
+            answered.set()
 
         async def drain_then_say() -> None:
             await runtime.drain(10.0)
@@ -336,7 +338,7 @@ async def test_a_drain_waits_for_a_send_still_writing_its_task() -> None:
         store.release.set()
         with trio.fail_after(5):
             await drained.wait()
-        assert len(answers) == 1
+            await answered.wait()  # the job ended before the drain did; the answer follows
         nursery.cancel_scope.cancel()
     assert isinstance(answers[0], m.Task)
     assert answers[0].status.state is m.TaskState.COMPLETED
@@ -370,6 +372,52 @@ async def test_a_send_the_runtime_stopped_under_is_refused_and_its_task_recovere
         nursery.cancel_scope.cancel()
     recovered = await store.load_task(ANONYMOUS, left.stored.task.id)
     assert recovered is not None and recovered.task.status.state is m.TaskState.FAILED
+
+
+misusing = Agent("misusing", "hands a2a_trio what it cannot take")
+
+
+@misusing.skill()
+async def returns_a_date(ctx: TaskContext) -> object:
+    return {"when": ctx.task.status.timestamp}  # a datetime: no JSON value
+
+
+@misusing.skill()
+async def emits_a_set(ctx: TaskContext) -> str:
+    await ctx.emit_artifact({"tags": {"a"}})
+    return "unreached"
+
+
+@pytest.mark.parametrize(
+    ("skill", "logged", "traceback"),
+    [
+        # No traceback: it would point into the runtime's final write, not at the skill.
+        ("returns_a_date", "returned content no store can hold on task {id}: artifact ", False),
+        # The traceback points at the skill's emit_artifact line; no TaskFailed hint.
+        ("emits_a_set", "used a2a_trio wrongly on task {id}: artifact ", True),
+    ],
+)
+async def test_content_no_store_can_hold_is_logged_with_its_reason_and_the_task_fails(
+    skill: str, logged: str, traceback: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Before, the log said "returned content no store can hold" with no task and the reason
+    only at the end of a traceback into the runtime, or, for an emit, gave the TaskFailed hint
+    meant for a skill's own errors."""
+    async with trio.open_nursery() as nursery:
+        runtime = TaskRuntime(misusing, MemoryTaskStore(), FAST)
+        await nursery.start(runtime.run)
+        task = await runtime.send(ANONYMOUS, request("x", skill))
+        nursery.cancel_scope.cancel()
+    assert isinstance(task, m.Task)
+    assert task.status.state is m.TaskState.FAILED
+    assert task.status.message is not None
+    assert task.status.message.parts == (m.TextPart(INTERNAL_FAILURE),)
+    (record,) = [r for r in caplog.records if r.name == "a2a_trio.runtime"]
+    message = record.getMessage()
+    assert message.startswith(f"skill {skill!r} " + logged.format(id=task.id)), message
+    assert "not a JSON value" in message
+    assert message.endswith(f"; its client is told only {INTERNAL_FAILURE!r}")
+    assert (record.exc_info is not None) is traceback
 
 
 asks_later = Agent("asks later", "waits on a gate, then asks")
