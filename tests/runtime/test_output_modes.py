@@ -55,6 +55,7 @@ def request(
         (("*/*",), "image/png", True),
         (("image/png", "image/jpeg"), "image/gif", False),
         (("application/json",), "application/json-seq", False),
+        (("text", "*", ""), "text/plain", False),  # no media ranges: they match no type
     ],
 )
 def test_accepts_matches_media_ranges(
