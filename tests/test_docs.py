@@ -13,11 +13,13 @@ from a2a_trio.runtime import Agent, RuntimeConfig, TaskRuntime
 from a2a_trio.store import ANONYMOUS, MemoryTaskStore
 
 
-async def send(agent: Agent, text: str, task_id: str = "") -> m.Task:
+async def send(agent: Agent, text: str, accepted_output_modes: tuple[str, ...] = ()) -> m.Task:
+    config = m.SendMessageConfiguration(accepted_output_modes=accepted_output_modes)
     async with trio.open_nursery() as nursery:
         runtime = TaskRuntime(agent, MemoryTaskStore(), RuntimeConfig(poll_interval=0.001))
         await nursery.start(runtime.run)
-        result = await runtime.send(ANONYMOUS, m.SendMessageRequest(m.text_message(text)))
+        request = m.SendMessageRequest(m.text_message(text), configuration=config)
+        result = await runtime.send(ANONYMOUS, request)
         assert isinstance(result, m.Task)
         if result.status.state is m.TaskState.INPUT_REQUIRED:
             follow_up = m.text_message("large", task_id=result.id)
@@ -53,3 +55,16 @@ async def test_parked_job_example_completes_with_its_result() -> None:
     task = await send(run_block("docs/agents.md", 2)["agent"], "movie")
     assert task.status.state is m.TaskState.COMPLETED
     assert task.artifacts[0].parts[0] == m.DataPart({"frames": 100}, media_type="application/json")
+
+
+@runs_examples("docs/agents.md", 3)
+async def test_output_modes_example_answers_in_an_accepted_form() -> None:
+    agent = run_block("docs/agents.md", 3)["agent"]
+    as_data = (await send(agent, "Oslo", ("application/*",))).artifacts[0].parts
+    assert as_data == (
+        m.DataPart({"city": "Oslo", "sky": "snow", "high_c": -2}, media_type="application/json"),
+    )
+    as_text = (await send(agent, "Oslo", ("Text/Plain",))).artifacts[0].parts
+    assert as_text == (m.TextPart("Oslo tomorrow: snow, up to -2 °C"),)
+    anything = (await send(agent, "Oslo")).artifacts[0].parts
+    assert anything == as_data

@@ -10,7 +10,8 @@ import trio
 from .. import model as m
 from ..errors import AgentMisuseError, ConcurrencyError
 from ..store import ArtifactWrite, CallerScope, TaskUpdate
-from ._job import Job
+from ._agent import accepts_media_type
+from ._job import Incoming, Job
 from ._outcome import TaskRejected, agent_message, value_to_parts
 
 
@@ -18,17 +19,25 @@ class TaskContext:
     """Handed to a skill handler; every ``await`` here persists first, then notifies streams.
 
     The incoming message is ``message`` (``text`` and ``data`` read its parts); ``history`` and
-    ``task`` show the task as stored.  A handler reports progress with :meth:`update`, emits
-    artifacts with :meth:`emit_artifact`, asks the client with :meth:`ask`, declines with
-    :meth:`reject`; returning completes the task, raising fails it, cancellation cancels it.
+    ``task`` show the task as stored; ``accepted_output_modes`` (and :meth:`accepts`) say which
+    media types the client takes in the answer.  A handler reports progress with
+    :meth:`update`, emits artifacts with :meth:`emit_artifact`, asks the client with
+    :meth:`ask`, declines with :meth:`reject`; returning completes the task, raising fails it,
+    cancellation cancels it.
 
     What it hands out is the handler's own copy: changing a ``metadata`` dict or a data part's
     value there changes neither the stored task nor what its streams replay (only a write does).
     """
 
-    def __init__(self, job: Job | None, message: m.Message, *, caller: CallerScope) -> None:
+    def __init__(self, job: Job | None, incoming: Incoming, *, caller: CallerScope) -> None:
         self._job = job
-        self.message = m.detached_content(message)
+        self.message = m.detached_content(incoming.message)
+        self.accepted_output_modes = incoming.accepted_output_modes
+        """The media types the client accepts in response parts, as its send listed them
+        (``SendMessageConfiguration.accepted_output_modes``, A2A v1.0 §3.2.2); empty means
+        anything.  They come from the send that started the task, then from the follow-up that
+        answered ``ask``; a run the server starts by itself (a resumable task after a restart)
+        sees none, as they are not stored."""
         self.caller = caller
 
     # --- what was asked -------------------------------------------------------------------
@@ -65,6 +74,16 @@ class TaskContext:
     @property
     def metadata(self) -> m.JsonObject:
         return self.message.metadata or {}
+
+    def accepts(self, media_type: str) -> bool:
+        """Whether the client accepts ``media_type`` in the answer: one of
+        ``accepted_output_modes`` names it, or is ``type/*`` or ``*/*`` (RFC 9110 §12.5.1
+        media ranges), or the client listed none.  Case does not count, nor do parameters
+        (``; charset=utf-8``) on either side.  Advice only: the runtime sends whatever the
+        handler returns (A2A: agents SHOULD tailor their output to these modes)."""
+        return not self.accepted_output_modes or accepts_media_type(
+            self.accepted_output_modes, media_type
+        )
 
     # --- reporting back -------------------------------------------------------------------
 
@@ -129,14 +148,17 @@ class TaskContext:
 
         The task goes INPUT_REQUIRED (AUTH_REQUIRED with ``auth=True``) with ``question`` as its
         status message; the client's follow-up message (same ``taskId``) is returned and the task
-        is WORKING again.  Waits indefinitely; cancelling the task cancels the wait.
+        is WORKING again (``accepted_output_modes`` are now that follow-up's).  Waits
+        indefinitely; cancelling the task cancels the wait.
         """
         job = self._require_job()
         if isinstance(question, str):
             question = agent_message(job.task, question)
         state = m.TaskState.AUTH_REQUIRED if auth else m.TaskState.INPUT_REQUIRED
         await self._write(TaskUpdate(state=state, status_message=question, messages=(question,)))
-        self.message = m.detached_content(await job.next_message())
+        answer = await job.next_message()
+        self.message = m.detached_content(answer.message)
+        self.accepted_output_modes = answer.accepted_output_modes
         return self.message
 
     async def _write(self, update: TaskUpdate, *, chunk: tuple[bool, bool] | None = None) -> None:

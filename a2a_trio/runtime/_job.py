@@ -36,6 +36,15 @@ class FinalStateUnknown(StoreUnavailableError):
     either: it may hold the task's terminal state or not."""
 
 
+@attrs.frozen
+class Incoming:
+    """A message sent to a task, with what its send asked of the answer: the media types the
+    client accepts (``SendMessageConfiguration.accepted_output_modes``, empty for anything)."""
+
+    message: m.Message
+    accepted_output_modes: tuple[str, ...] = ()
+
+
 class Job:
     """The runtime's view of one task while its handler runs (or waits for input)."""
 
@@ -83,7 +92,7 @@ class Job:
         self._changed = trio.lowlevel.ParkingLot()
         self._on_waiting = on_waiting
         self._on_superseded = on_superseded
-        self._reply: m.Message | None = None
+        self._reply: Incoming | None = None
         self._mail = trio.lowlevel.ParkingLot()
         self.log.publish(task)  # the runtime stored it with the task as event last_seq + 1
 
@@ -154,9 +163,9 @@ class Job:
         finally:
             self._release()
 
-    async def resume(self, update: TaskUpdate, message: m.Message) -> bool:
-        """Write ``update`` (the follow-up ``message`` taking the task back to WORKING) and hand
-        ``message`` to the handler waiting in ``ctx.ask``; False, with nothing written, when the
+    async def resume(self, update: TaskUpdate, incoming: Incoming) -> bool:
+        """Write ``update`` (the follow-up message taking the task back to WORKING) and hand
+        ``incoming`` to the handler waiting in ``ctx.ask``; False, with nothing written, when the
         task no longer waits for input.  Checked under the write lock: of two follow-ups racing
         for one question, exactly one resumes the task.  A write in doubt is read back first
         (:meth:`_settle_doubt`, which may raise ``StoreUnavailableError``): a ``ctx.ask`` the
@@ -167,7 +176,7 @@ class Job:
             if not self.waiting_for_input:
                 return False
             await self._write(update, None)
-            self.deliver(message)
+            self.deliver(incoming)
         finally:
             self._release()
         return True
@@ -379,15 +388,16 @@ class Job:
             self.log.close()
         self._changed.unpark_all()
 
-    def deliver(self, message: m.Message) -> None:
+    def deliver(self, incoming: Incoming) -> None:
         """Hand a follow-up message to the handler waiting in ``ctx.ask``."""
         if self._reply is not None:
             raise RuntimeError("a follow-up message is already waiting")
-        self._reply = message
+        self._reply = incoming
         self._mail.unpark_all()
 
-    async def next_message(self) -> m.Message:
-        """The next follow-up message (waits; cancellation loses nothing)."""
+    async def next_message(self) -> Incoming:
+        """The next follow-up message, with its send's options (waits; cancellation loses
+        nothing)."""
         await trio.lowlevel.checkpoint()
         while self._reply is None:
             await self._mail.park()

@@ -66,7 +66,7 @@ from ._content import check_content
 from ._context import TaskContext
 from ._eventlog import EventLog, EventLogLimits, LogEntry, ReplayGap, Subscription
 from ._follow import FollowedTask, StoreFollower, stored_snapshot
-from ._job import FinalStateUnknown, Job, bound_to, update_events
+from ._job import FinalStateUnknown, Incoming, Job, bound_to, update_events
 from ._lease import keep_leases
 from ._outcome import (
     INTERNAL_FAILURE,
@@ -527,21 +527,24 @@ class TaskRuntime:
         """A send the runtime took: its task created (or continued) and its job started, or
         the message-only skill's reply."""
         message = request.message
+        modes = request.configuration.accepted_output_modes if request.configuration else ()
         if message.task_id:
-            return await self._continue(scope, message)
+            return await self._continue(scope, Incoming(message, modes))
         skill = self.agent.resolve(message, request.metadata)
         self.agent.check_media_types(skill, message)
         if skill.message_only:
-            return await self._reply(scope, skill, message)
+            return await self._reply(scope, skill, Incoming(message, modes))
         task = m.new_task(message)
         try:
             stored = await self.store.create_task(scope, task, events=[(1, task)])
         except InvalidParamsError as exc:  # the store names the task's keys, not the request's
             sent = {"$.contextId": "$.params.message.contextId", "$.tenant": "$.params.tenant"}
             raise exc.at(sent.get(exc.path, exc.path)) from None
-        return self._start(scope, stored.task, stored.version, skill, stored.task.history[-1])
+        started = Incoming(stored.task.history[-1], modes)
+        return self._start(scope, stored.task, stored.version, skill, started)
 
-    async def _continue(self, scope: CallerScope, message: m.Message) -> Job:
+    async def _continue(self, scope: CallerScope, incoming: Incoming) -> Job:
+        message = incoming.message
         task_id = message.task_id
         stored = await self._load(scope, task_id)
         task = stored.task
@@ -563,7 +566,7 @@ class TaskRuntime:
                     " the conversation)",
                 )
             )
-        bound = bound_to(task, message)
+        bound = attrs.evolve(incoming, message=bound_to(task, message))
         try:
             return await self._deliver(scope, stored, bound)
         except STORE_CONFLICTS:  # the stored task moved on since it was read
@@ -572,16 +575,17 @@ class TaskRuntime:
                 "a cancel came first); get the task to see where it is"
             ) from None
 
-    async def _deliver(self, scope: CallerScope, stored: StoredTask, message: m.Message) -> Job:
-        """Hand the follow-up ``message`` (bound to the task) to the task's live handler, or
-        re-run its skill when it waits with no live handler (e.g. after a restart).  Raises
+    async def _deliver(self, scope: CallerScope, stored: StoredTask, incoming: Incoming) -> Job:
+        """Hand the follow-up message (bound to the task) to the task's live handler, or re-run
+        its skill when it waits with no live handler (e.g. after a restart).  Raises
         ``StoreError`` when the task changed since ``stored`` was read."""
+        message = incoming.message
         task_id = message.task_id
         job = self._jobs.get(task_id)
         if job is not None:
             self.agent.check_media_types(job.skill, message)
             if not await job.resume(
-                TaskUpdate(state=m.TaskState.WORKING, messages=(message,)), message
+                TaskUpdate(state=m.TaskState.WORKING, messages=(message,)), incoming
             ):
                 raise _not_waiting(task_id, job.state)
             return job
@@ -592,14 +596,14 @@ class TaskRuntime:
         skill = self.agent.resolve(task.history[0] if task.history else message)
         self.agent.check_media_types(skill, message)
         update = TaskUpdate(state=m.TaskState.WORKING, messages=(message,), timestamp=m.utcnow())
-        return await self._rerun(scope, stored, skill, message, update)
+        return await self._rerun(scope, stored, skill, incoming, update)
 
     async def _rerun(
         self,
         scope: CallerScope,
         stored: StoredTask,
         skill: Skill,
-        message: m.Message,
+        incoming: Incoming,
         update: TaskUpdate | None = None,
     ) -> Job:
         """Start ``skill`` again on a stored task, after ``update`` (a follow-up message) if
@@ -620,7 +624,7 @@ class TaskRuntime:
             expected_version=stored.version,
             events=[(last_seq + 1, snapshot)],
         )
-        return self._start(scope, stored.task, stored.version, skill, message, last_seq=last_seq)
+        return self._start(scope, stored.task, stored.version, skill, incoming, last_seq=last_seq)
 
     async def _keep_leases(self, lease: float) -> None:
         """Every third of ``lease``: freshen this replica's running tasks in the store (a touch,
@@ -693,7 +697,8 @@ class TaskRuntime:
             if skill is not None and skill.resumable and users:
                 # A taken event number: another process is running it meanwhile.
                 with contextlib.suppress(StoreError):
-                    await self._rerun(item.scope, item.stored, skill, users[-1])
+                    # The accepted output modes are not stored: this run sees none.
+                    await self._rerun(item.scope, item.stored, skill, Incoming(users[-1]))
                 continue
             with contextlib.suppress(StoreError):  # another process settled it meanwhile
                 await self._settle_stored(
@@ -730,7 +735,7 @@ class TaskRuntime:
         task: m.Task,
         version: int,
         skill: Skill,
-        message: m.Message,
+        incoming: Incoming,
         *,
         last_seq: int = 0,
     ) -> Job:
@@ -748,12 +753,12 @@ class TaskRuntime:
             on_superseded=self._superseded,
         )
         self._jobs[task.id] = job
-        self._nursery.start_soon(self._run_job, job, message, name=f"a2a task {task.id}")
+        self._nursery.start_soon(self._run_job, job, incoming, name=f"a2a task {task.id}")
         return job
 
-    async def _reply(self, scope: CallerScope, skill: Skill, message: m.Message) -> m.Message:
-        ctx = TaskContext(None, message, caller=scope)
-        context_id = message.context_id or m.new_id()
+    async def _reply(self, scope: CallerScope, skill: Skill, incoming: Incoming) -> m.Message:
+        ctx = TaskContext(None, incoming, caller=scope)
+        context_id = incoming.message.context_id or m.new_id()
         try:
             value = await skill.handler(ctx)
             try:
@@ -772,13 +777,13 @@ class TaskRuntime:
 
     # --- running a job --------------------------------------------------------------------
 
-    async def _run_job(self, job: Job, message: m.Message) -> None:
+    async def _run_job(self, job: Job, incoming: Incoming) -> None:
         final: TaskUpdate | None = None
         outage: StoreUnavailableError | None = None
         try:
             with job.cancel_scope:
                 try:
-                    final = await self._execute(job, TaskContext(job, message, caller=job.scope))
+                    final = await self._execute(job, TaskContext(job, incoming, caller=job.scope))
                 except StoreUnavailableError as exc:  # a write the handler let through
                     outage = exc
                     failed = agent_message(job.task, STORE_UNAVAILABLE_MESSAGE)

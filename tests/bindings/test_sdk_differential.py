@@ -168,6 +168,14 @@ CASES: dict[str, Case] = {
     "send with returnImmediately": Case(
         send1({"message": msg(), "configuration": {"returnImmediately": True}}), result("task")
     ),
+    "send accepting only output modes the agent declares nowhere (advice, not refused)": Case(
+        send1({"message": msg(), "configuration": {"acceptedOutputModes": ["image/x-none"]}}),
+        result("task"),
+    ),
+    "send accepting output modes that are no media types": Case(
+        send1({"message": msg(), "configuration": {"acceptedOutputModes": ["", "text", "*"]}}),
+        result("task"),
+    ),
     # --- v1.0 JSON-RPC: invalid params -------------------------------------------------------
     "send without message": Case(send1({}), rpc_error(-32602)),
     "send with message a string": Case(send1({"message": "x"}), rpc_error(-32602)),
