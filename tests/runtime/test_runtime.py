@@ -321,7 +321,6 @@ async def test_a_drain_waits_for_a_send_still_writing_its_task() -> None:
         runtime = TaskRuntime(agents.agent, store, FAST)
         await nursery.start(runtime.run)
         answers: list[m.Task | m.Message] = []
-        answered = trio.Event()
 
         async def send() -> None:
             answers.append(await runtime.send(ANONYMOUS, request("in time")))
