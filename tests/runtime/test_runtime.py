@@ -335,6 +335,9 @@ async def test_a_drain_waits_for_a_send_still_writing_its_task() -> None:
         store.release.set()
         with trio.fail_after(5):
             await drained.wait()
+        # The job's end wakes the drain and the send together: the send may not have
+        # taken its answer yet when the drain's waiter runs.
+        await trio.testing.wait_all_tasks_blocked()
         assert len(answers) == 1
         nursery.cancel_scope.cancel()
     assert isinstance(answers[0], m.Task)
