@@ -13,7 +13,7 @@ from __future__ import annotations
 import enum
 import random
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
 
@@ -35,15 +35,20 @@ class Fault(enum.Enum):
 
 
 CUTS = (Fault.CUT_REQUEST, Fault.CUT_ANSWER)
-SPLIT_BYTES = 1024
+SPLIT_WRITES = 64
+"""How many tiny writes a split makes.  Each one costs a round of the test process's scheduler
+(the proxy, the client and the server share it), tens of milliseconds on a loaded machine; a
+split of every byte up to 64 KiB cost hundreds of rounds, so a card fetch through it outlived
+the soak's bound on calls while no timeout was due."""
 
 
 @attrs.frozen
 class Plan:
     """One connection's fault: it strikes once ``at`` bytes of the direction it affects have
     passed (over the whole connection, every exchange on it counted); ``seconds`` is a stall's
-    or a hold's length, ``chunk`` the largest write when split (the ``SPLIT_BYTES`` after
-    ``at`` are split; the rest passes as it comes, to keep the load on the machine bounded)."""
+    or a hold's length, ``chunk`` the size of a split's writes (the ``SPLIT_WRITES * chunk``
+    bytes from ``at`` are split; the rest passes as it comes, to keep the load on the machine
+    bounded)."""
 
     fault: Fault
     at: int = 0
@@ -140,14 +145,29 @@ async def forward(
                 await send(data[:keep])
                 await trio.sleep(plan.seconds)
                 data = data[keep:]
-            if plan.fault is Fault.SPLIT and passed - len(data) < plan.at + SPLIT_BYTES:
-                for start in range(0, len(data), plan.chunk):
-                    await send(data[start : start + plan.chunk])
+            if plan.fault is Fault.SPLIT:
+                await split(data, passed - len(data), plan, send)
             else:
                 await send(data)
     except (trio.BrokenResourceError, trio.ClosedResourceError):
         pass
     hang_up.cancel()
+
+
+async def split(
+    data: bytes, offset: int, plan: Plan, send: Callable[[bytes], Awaitable[None]]
+) -> None:
+    """Send ``data``, which starts ``offset`` bytes into its direction, with the part of it
+    in the split window (``SPLIT_WRITES`` writes of ``plan.chunk`` bytes from ``plan.at``)
+    sent a chunk at a time and the parts before and after it in one write each."""
+    window = max(plan.at - offset, 0), max(plan.at + SPLIT_WRITES * plan.chunk - offset, 0)
+    start, end = (min(edge, len(data)) for edge in window)
+    if data[:start]:
+        await send(data[:start])
+    for piece in range(start, end, plan.chunk):
+        await send(data[piece : min(piece + plan.chunk, end)])
+    if data[end:]:
+        await send(data[end:])
 
 
 @asynccontextmanager
