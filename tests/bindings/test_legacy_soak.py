@@ -48,6 +48,7 @@ from a2a_trio.wire._legacy import parts_text
 from .conftest import CONFIG
 from .test_soak import (
     ABANDONED,
+    CLIENT_LIMITS,
     SECONDS_VARIABLE,
     SEED_VARIABLE,
     all_task_ids,
@@ -287,7 +288,9 @@ class LegacySoak:
         self.clients += 1
         operations, weights = zip(*self.operations(), strict=True)
         try:
-            async with httpx.AsyncClient(base_url=url, headers=AUTH, timeout=60) as http:
+            async with httpx.AsyncClient(
+                base_url=url, headers=AUTH, timeout=60, limits=CLIENT_LIMITS
+            ) as http:
                 while not self.over:
                     operation = rng.choices(operations, weights)[0]
                     await operation(http, rng)
@@ -303,7 +306,9 @@ class LegacySoak:
                 clients.start_soon(self.client, url, random.Random(rng.getrandbits(64)))
             await trio.sleep(seconds)
             self.over = True
-            async with httpx.AsyncClient(base_url=url, headers=AUTH, timeout=60) as http:
+            async with httpx.AsyncClient(
+                base_url=url, headers=AUTH, timeout=60, limits=CLIENT_LIMITS
+            ) as http:
                 while self.clients or self.running:
                     while self.running:
                         await self.cancel_one(http, self.running.pop())
@@ -358,7 +363,9 @@ async def test_legacy_soak(store: str, tmp_path: Path, caplog: pytest.LogCapture
     with trio.fail_after(seconds + 60):
         async with serving_soak(store, tmp_path, config) as (url, runtime):
             await soak.run(url, random.Random(seed), seconds)
-            async with httpx.AsyncClient(base_url=url, headers=AUTH, timeout=60) as http:
+            async with httpx.AsyncClient(
+                base_url=url, headers=AUTH, timeout=60, limits=CLIENT_LIMITS
+            ) as http:
                 await check_ids(soak, http)
             await check_store(soak, runtime.store)
     assert_no_errors_logged(caplog)
