@@ -327,11 +327,14 @@ def _with_a_tag(entry: m.AgentSkill) -> m.AgentSkill:
 
 def accepts_media_type(modes: Iterable[str], media_type: str) -> bool:
     """Whether ``media_type`` is one of ``modes``, which may be ``type/*`` or ``*/*``; case and
-    parameters (``; charset=utf-8``) do not count."""
+    parameters (``; charset=utf-8``) do not count.  A bare type (``text``, as older A2A samples
+    list it) counts as ``type/*``, and ``*`` as ``*/*``."""
     essence = media_type.partition(";")[0].strip().lower()
     kind = essence.partition("/")[0]
     for mode in modes:
         wanted = mode.partition(";")[0].strip().lower()
+        if wanted and "/" not in wanted:
+            wanted = "*/*" if wanted == "*" else f"{wanted}/*"
         if wanted in (essence, "*/*", f"{kind}/*"):
             return True
     return False

@@ -55,7 +55,10 @@ def request(
         (("*/*",), "image/png", True),
         (("image/png", "image/jpeg"), "image/gif", False),
         (("application/json",), "application/json-seq", False),
-        (("text", "*", ""), "text/plain", False),  # no media ranges: they match no type
+        (("text",), "text/plain", True),  # a bare type, as older A2A samples list it: text/*
+        (("text",), "application/json", False),
+        (("*",), "image/png", True),  # as */*
+        (("", " ; q=1"), "text/plain", False),  # nothing named
     ],
 )
 def test_accepts_matches_media_ranges(
