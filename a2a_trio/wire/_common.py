@@ -117,20 +117,22 @@ def format_timestamp(value: datetime) -> str:
     return value.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
 
 
-_RFC3339_TIME: Final = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?"
-TIMESTAMP: Final = re.compile(_RFC3339_TIME + r"(?:Z|[+-][0-9]{2}:[0-9]{2})")
+TIMESTAMP: Final = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?"
+    r"(?P<offset>Z|[+-][0-9]{2}:[0-9]{2})?"
+)
 """ProtoJSON's ``google.protobuf.Timestamp``: RFC 3339 with an uppercase ``T``, 0 to 9 fraction
-digits and ``Z`` or an offset; not the other forms ``datetime.fromisoformat`` reads (a space for
-the ``T``, more fraction digits, no seconds, ``20240101T000000``)."""
-LOCAL_TIMESTAMP: Final = re.compile(_RFC3339_TIME + r"(?:Z|[+-][0-9]{2}:[0-9]{2})?")
-""":data:`TIMESTAMP` with the offset optional (v0.3 JSON peers leave it out)."""
+digits and ``Z`` or an offset (left out only by v0.3 JSON peers); not the other forms
+``datetime.fromisoformat`` reads (a space for the ``T``, more fraction digits, no seconds,
+``20240101T000000``)."""
 
 
 def parse_timestamp(value: Any, _type: Any = datetime, *, offset_required: bool = True) -> datetime:
-    """A :data:`TIMESTAMP` (or a :data:`LOCAL_TIMESTAMP`, read naive when it has no offset,
-    unless ``offset_required``)."""
+    """A :data:`TIMESTAMP` with its offset (without one, read naive, unless
+    ``offset_required``)."""
     text = expect_str(value)
-    if (TIMESTAMP if offset_required else LOCAL_TIMESTAMP).fullmatch(text):
+    found = TIMESTAMP.fullmatch(text)
+    if found and (found["offset"] or not offset_required):
         try:
             return datetime.fromisoformat(text)
         except ValueError:  # a field out of range: month 13, 24:00, second 60
