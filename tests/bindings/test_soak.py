@@ -24,7 +24,7 @@ import os
 import random
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
@@ -130,6 +130,19 @@ class Book[S, V]:
             text = parts_text(stored.task.history[0].parts)
             assert text == ABANDONED, f"task {task_id} ({text!r}) was made by no client"
             self.track(task_id, "echo", ABANDONED)
+
+    def operations(self) -> list[tuple[Callable[[V, random.Random], Awaitable[None]], int]]:
+        """The clients' operations, each with its weight."""
+        raise NotImplementedError
+
+    async def operate(self, vias: Sequence[V], rng: random.Random) -> None:
+        """Random operations, drawn by weight, each through one of ``vias``, until the load is
+        over; each counted in ``done``."""
+        operations, weights = zip(*self.operations(), strict=True)
+        while not self.over:
+            operation = rng.choices(operations, weights)[0]
+            await operation(rng.choice(vias), rng)
+            self.done[operation.__name__] += 1
 
     async def cancel_one(self, via: V, task_id: str) -> None:
         raise NotImplementedError
@@ -329,12 +342,7 @@ class Soak(Book[list[Numbered], Driver]):
 
     async def work(self, http: httpx.AsyncClient, rng: random.Random) -> None:
         """Random operations through ``http`` on every binding, until the load is over."""
-        operations, weights = zip(*self.operations(), strict=True)
-        drivers = [cls(http) for cls in DRIVERS]
-        while not self.over:
-            operation = rng.choices(operations, weights)[0]
-            await operation(rng.choice(drivers), rng)
-            self.done[operation.__name__] += 1
+        await self.operate([cls(http) for cls in DRIVERS], rng)
 
     async def run(self, url: str, rng: random.Random, seconds: float) -> None:
         """``CLIENTS`` clients for ``seconds``, then settle what they leave until the last

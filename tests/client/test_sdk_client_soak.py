@@ -517,11 +517,7 @@ class Soak(Book[list[m.StreamEvent], Peer]):
             self.clients -= 1
 
     async def work(self, peers: list[Peer], rng: random.Random) -> None:
-        operations, weights = zip(*self.operations(), strict=True)
-        while not self.over:
-            operation = rng.choices(operations, weights)[0]
-            await operation(rng.choice(peers), rng)
-            self.done[operation.__name__] += 1
+        await self.operate(peers, rng)
 
     async def run(self, url: str, rng: random.Random, seconds: float) -> None:
         """``CLIENTS`` clients for ``seconds``, then settle what they leave until the last
