@@ -124,6 +124,25 @@ Timeout = Annotated[
         " stays connected).",
     ),
 ]
+
+
+def _event_id(value: str) -> str:
+    """``--after``: an SSE event id, which holds no line break or NUL (it goes in a header)."""
+    if any(c in value for c in "\r\n\0"):
+        raise typer.BadParameter(f"{value!r} is not an event id (it holds a line break or NUL)")
+    return value
+
+
+After = Annotated[
+    str,
+    typer.Option(
+        "--after",
+        metavar="EVENT_ID",
+        callback=_event_id,
+        help="Show only the events after this one (its SSE id; a2a_trio numbers a task's"
+        " events 1, 2, ... from its first), as a dropped stream resumes.",
+    ),
+]
 Skill = Annotated[
     str, typer.Option(help="Address this skill (sets metadata.skillId, as a2a_trio routes).")
 ]
@@ -371,6 +390,7 @@ def stream(
 def subscribe(
     url: Url,
     task: TaskId,
+    after: After = "",
     json: Json = False,
     header: Headers = None,
     token: Token = None,
@@ -378,10 +398,10 @@ def subscribe(
     trust_origin: Trust = None,
     timeout: Timeout = None,
 ) -> None:
-    """Follow a running task live."""
+    """Follow a running task live (or, with --after, what it sent after that event)."""
 
     async def body(client: Client) -> m.TaskState | None:
-        return await _follow(client.subscribe(task), json=json)
+        return await _follow(client.subscribe(task, last_event_id=after), json=json)
 
     _client_call(url, header, token, binding, trust_origin, timeout, body)
 

@@ -721,6 +721,42 @@ def test_stream_and_subscribe_end_with_the_final_status_and_a_newline(
     assert re.fullmatch(r"task [0-9a-f-]{36} COMPLETED\s*", last_status)
 
 
+def test_subscribe_after_an_event_shows_only_what_came_after_it(
+    served_demo: tuple[subprocess.Popen[str], str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``subscribe --after N`` resumes as a dropped stream does: a2a_trio numbers a task's
+    events 1, 2, ... from its first, so it shows the task's stream from the (N+1)th event on,
+    on every binding (v0.3 through its card's URL), for a finished task too; live, for a
+    running task, it shows what a replay after the end shows.  An id never sent is the
+    agent's refusal, a line break in one a usage error."""
+    _, url = served_demo
+
+    def lines(*args: str) -> list[Any]:
+        code, out, err = in_process(capsys, *args, "--json")
+        assert (code, err) == (0, "")
+        return [json.loads(line) for line in out.splitlines()]
+
+    streamed = lines("stream", url, "1", "--skill", "countdown")
+    task_id = streamed[0]["task"]["id"]
+    for target, options in [
+        (url, ["--binding", "JSONRPC"]),
+        (url, ["--binding", "HTTP+JSON"]),
+        (url + "/.well-known/agent.json", []),  # the v0.3 card: v0.3 JSON-RPC
+    ]:
+        assert lines("subscribe", target, task_id, "--after", "2", *options) == streamed[2:]
+    running = lines("send", url, "2", "--skill", "countdown", "--no-wait")[0]["task"]["id"]
+    live = lines("subscribe", url, running, "--after", "1")
+    assert "task" not in live[0]  # the snapshot was event 1
+    assert live[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert lines("subscribe", url, running, "--after", "1") == live
+    code, _, err = in_process(capsys, "subscribe", url, task_id, "--after", "99")
+    assert code == 2
+    assert err.startswith("error: InvalidParamsError (-32602): Last-Event-ID 99 was never sent")
+    code, _, err = in_process(capsys, "subscribe", url, task_id, "--after", "1\n2")
+    assert code == 1
+    assert "'1\\n2' is not an event id (it holds a line break or NUL)" in err
+
+
 def test_trust_origin_lets_the_card_send_you_to_another_origin(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
