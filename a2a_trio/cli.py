@@ -143,6 +143,26 @@ After = Annotated[
         " events 1, 2, ... from its first), as a dropped stream resumes.",
     ),
 ]
+
+
+def _media_types(values: list[str] | None) -> list[str] | None:
+    """``--accept`` values; an empty one is a usage error before anything is sent."""
+    for value in values or ():
+        if not value.strip():
+            raise typer.BadParameter(f"{value!r} is not a media type (such as text/plain)")
+    return values
+
+
+Accept = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--accept",
+        metavar="MEDIA_TYPE",
+        callback=_media_types,
+        help="A media type you accept in the answer, e.g. application/json (repeatable; sets"
+        " acceptedOutputModes: the agent's skill may answer in a form it lists).",
+    ),
+]
 Skill = Annotated[
     str, typer.Option(help="Address this skill (sets metadata.skillId, as a2a_trio routes).")
 ]
@@ -348,6 +368,7 @@ def send(
     no_wait: Annotated[
         bool, typer.Option("--no-wait", help="Return as soon as the task exists.")
     ] = False,
+    accept: Accept = None,
     json: Json = False,
     header: Headers = None,
     token: Token = None,
@@ -359,7 +380,10 @@ def send(
 
     async def body(client: Client) -> m.TaskState | None:
         message = _message(text, context_id, task_id, skill)
-        return _show_result(await client.send(message, return_immediately=no_wait), json=json)
+        answer = await client.send(
+            message, return_immediately=no_wait, accepted_output_modes=accept or ()
+        )
+        return _show_result(answer, json=json)
 
     _client_call(url, header, token, binding, trust_origin, timeout, body)
 
@@ -371,6 +395,7 @@ def stream(
     context_id: Annotated[str, typer.Option(help="Continue this context.")] = "",
     task_id: Annotated[str, typer.Option(help="Continue this task.")] = "",
     skill: Skill = "",
+    accept: Accept = None,
     json: Json = False,
     header: Headers = None,
     token: Token = None,
@@ -381,7 +406,9 @@ def stream(
     """Send a message and show status, progress and artifacts live as they arrive."""
 
     async def body(client: Client) -> m.TaskState | None:
-        return await _follow(client.stream(_message(text, context_id, task_id, skill)), json=json)
+        message = _message(text, context_id, task_id, skill)
+        events = client.stream(message, accepted_output_modes=accept or ())
+        return await _follow(events, json=json)
 
     _client_call(url, header, token, binding, trust_origin, timeout, body)
 

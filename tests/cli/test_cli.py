@@ -402,6 +402,56 @@ def test_a_task_that_did_not_complete_exits_3(
         assert "INPUT_REQUIRED" in out and "Which one?" in out
 
 
+TAILOR_AGENT = """
+from a2a_trio import Agent, TaskContext
+from a2a_trio import model as m
+
+agent = Agent("tailor", "Answers in the form the client accepts.")
+
+
+@agent.skill(default=True, output_modes=["application/json", "text/plain"])
+async def answer(ctx: TaskContext) -> m.JsonObject | str:
+    if ctx.accepts("application/json"):
+        return {"accepted": list(ctx.accepted_output_modes)}
+    return "accepted: " + ", ".join(ctx.accepted_output_modes)
+"""
+
+
+def test_accept_tells_the_skill_which_forms_it_may_answer_in(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``send`` and ``stream`` pass each ``--accept`` as an accepted output mode, on every
+    binding the client speaks (v0.3 through its card's URL): the skill answers with data when
+    JSON will do (also when nothing was listed: anything will), else with text."""
+    (tmp_path / "tailor.py").write_text(TAILOR_AGENT)
+
+    def answer(*args: str) -> Any:
+        code, out, err = in_process(capsys, *args, "--json")
+        assert (code, err) == (0, "")
+        last = json.loads(out.splitlines()[-2 if args[0] == "stream" else -1])
+        artifact = last["artifactUpdate"]["artifact"] if "artifactUpdate" in last else None
+        return (artifact or last["task"]["artifacts"][0])["parts"][0]
+
+    with serving_demo(agent="tailor:agent", cwd=tmp_path) as (_proc, url):
+        for target, options in [
+            (url, ["--binding", "JSONRPC"]),
+            (url, ["--binding", "HTTP+JSON"]),
+            (url + "/.well-known/agent.json", []),  # the v0.3 card: v0.3 JSON-RPC
+        ]:
+            for command in ("send", "stream"):
+                ask = [command, target, "hi", *options]
+                assert answer(*ask)["data"] == {"accepted": []}
+                assert answer(*ask, "--accept", "text/plain", "--accept", "TEXT/markdown") == {
+                    "text": "accepted: text/plain, TEXT/markdown"
+                }
+                assert answer(*ask, "--accept", "text/*", "--accept", "application/json")[
+                    "data"
+                ] == {"accepted": ["text/*", "application/json"]}
+        code, _, err = in_process(capsys, "send", url, "hi", "--accept", " ")
+        assert code == 1
+        assert "Invalid value for '--accept': ' ' is not a media type" in err
+
+
 def test_a_second_signal_stops_the_drain_at_once_without_a_traceback() -> None:
     """The first Ctrl-C drains (saying so, and how to stop at once); a second one during the
     drain stops the server in order, exit 0.  It was a KeyboardInterrupt traceback, exit 1."""
