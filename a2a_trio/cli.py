@@ -124,6 +124,45 @@ Timeout = Annotated[
         " stays connected).",
     ),
 ]
+
+
+def _event_id(value: str) -> str:
+    """``--after``: an SSE event id, which holds no line break or NUL (it goes in a header)."""
+    if any(c in value for c in "\r\n\0"):
+        raise typer.BadParameter(f"{value!r} is not an event id (it holds a line break or NUL)")
+    return value
+
+
+After = Annotated[
+    str,
+    typer.Option(
+        "--after",
+        metavar="EVENT_ID",
+        callback=_event_id,
+        help="Show only the events after this one (its SSE id; a2a_trio numbers a task's"
+        " events 1, 2, ... from its first), as a dropped stream resumes.",
+    ),
+]
+
+
+def _media_types(values: list[str] | None) -> list[str] | None:
+    """``--accept`` values; an empty one is a usage error before anything is sent."""
+    for value in values or ():
+        if not value.strip():
+            raise typer.BadParameter(f"{value!r} is not a media type (such as text/plain)")
+    return values
+
+
+Accept = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--accept",
+        metavar="MEDIA_TYPE",
+        callback=_media_types,
+        help="A media type you accept in the answer, e.g. application/json (repeatable; sets"
+        " acceptedOutputModes: the agent's skill may answer in a form it lists).",
+    ),
+]
 Skill = Annotated[
     str, typer.Option(help="Address this skill (sets metadata.skillId, as a2a_trio routes).")
 ]
@@ -329,6 +368,7 @@ def send(
     no_wait: Annotated[
         bool, typer.Option("--no-wait", help="Return as soon as the task exists.")
     ] = False,
+    accept: Accept = None,
     json: Json = False,
     header: Headers = None,
     token: Token = None,
@@ -340,7 +380,10 @@ def send(
 
     async def body(client: Client) -> m.TaskState | None:
         message = _message(text, context_id, task_id, skill)
-        return _show_result(await client.send(message, return_immediately=no_wait), json=json)
+        answer = await client.send(
+            message, return_immediately=no_wait, accepted_output_modes=accept or ()
+        )
+        return _show_result(answer, json=json)
 
     _client_call(url, header, token, binding, trust_origin, timeout, body)
 
@@ -352,6 +395,7 @@ def stream(
     context_id: Annotated[str, typer.Option(help="Continue this context.")] = "",
     task_id: Annotated[str, typer.Option(help="Continue this task.")] = "",
     skill: Skill = "",
+    accept: Accept = None,
     json: Json = False,
     header: Headers = None,
     token: Token = None,
@@ -362,7 +406,9 @@ def stream(
     """Send a message and show status, progress and artifacts live as they arrive."""
 
     async def body(client: Client) -> m.TaskState | None:
-        return await _follow(client.stream(_message(text, context_id, task_id, skill)), json=json)
+        message = _message(text, context_id, task_id, skill)
+        events = client.stream(message, accepted_output_modes=accept or ())
+        return await _follow(events, json=json)
 
     _client_call(url, header, token, binding, trust_origin, timeout, body)
 
@@ -371,6 +417,7 @@ def stream(
 def subscribe(
     url: Url,
     task: TaskId,
+    after: After = "",
     json: Json = False,
     header: Headers = None,
     token: Token = None,
@@ -378,10 +425,10 @@ def subscribe(
     trust_origin: Trust = None,
     timeout: Timeout = None,
 ) -> None:
-    """Follow a running task live."""
+    """Follow a running task live (or, with --after, what it sent after that event)."""
 
     async def body(client: Client) -> m.TaskState | None:
-        return await _follow(client.subscribe(task), json=json)
+        return await _follow(client.subscribe(task, last_event_id=after), json=json)
 
     _client_call(url, header, token, binding, trust_origin, timeout, body)
 

@@ -32,6 +32,7 @@ from ._options import DEFAULT_LIMITS, DEFAULT_TIMEOUTS, Limits, Timeouts
 from ._transport import (
     Origin,
     TrustedOrigins,
+    answered_within,
     http_errors,
     origin,
     read_body,
@@ -170,10 +171,12 @@ async def fetch_card(
                 "GET", card_url, headers=request_headers, timeout=timeouts.card_fetch()
             )
             origins = allowed | {origin(request.url)}
-            response = await send_following(http, request, auth=auth, origins=origins)
-            if response.next_request is not None:
-                raise AgentCardError(refused_redirect(f"the agent card at {card_url}", response))
-            content = await read_body(response, limits.max_body_bytes)
+            with answered_within(timeouts.card, request, "Timeouts.card"):
+                response = await send_following(http, request, auth=auth, origins=origins)
+                if response.next_request is not None:
+                    redirect = refused_redirect(f"the agent card at {card_url}", response)
+                    raise AgentCardError(redirect)
+                content = await read_body(response, limits.max_body_bytes)
         if response.status_code == 304 and cache is not None and etag:
             return cache.revalidated(card_url, response.headers)
         if response.status_code in (404, 405):

@@ -10,14 +10,20 @@ import httpx
 class Timeouts:
     """Seconds to wait; ``None`` waits forever.
 
-    ``read`` bounds unary calls (a blocking send waits for the task to finish, so it is long)
-    and the wait for a streaming call's answer to start (a resume's included).
-    ``card`` bounds the wait for the agent card, a static document: an address that accepts
-    connections but never answers fails in seconds, not after a blocking send's ``read``.
-    ``stream_read`` bounds the gap between bytes on a stream: leave it ``None``, or make it
-    longer than the server's keepalive interval, so an idle stream is never cut.
-    ``pool`` bounds the wait for a free connection when every one the HTTP client may open is
-    in use (an ``http=`` client's ``limits``; each open stream holds one).
+    ``read`` bounds each unary call as a whole, from sending the request to the answer's last
+    byte (a blocking send waits for the task to finish, so it is long), and a streaming call
+    until its answer starts: the event stream's headers, or an error answer read whole (a
+    resume's included).  A peer that sends a byte now and then does not keep a call going
+    past it: the call is cancelled and fails as one never answered.
+    ``card`` bounds each request for the agent card the same way: it is a static document, so
+    an address that accepts connections but answers slowly or never fails in seconds, not
+    after a blocking send's ``read``.
+    ``stream_read`` bounds the gap between bytes on an open stream, which may last for hours:
+    leave it ``None``, or make it longer than the server's keepalive interval, so an idle
+    stream is never cut.
+    ``connect``, ``write`` and ``pool`` bound their own steps within a call: connecting,
+    sending the request, and waiting for a free connection when every one the HTTP client may
+    open is in use (an ``http=`` client's ``limits``; each open stream holds one).
     """
 
     connect: float | None = 10.0

@@ -196,6 +196,24 @@ TIMED_OUT: dict[type[httpx.TimeoutException], str] = {
 
 
 @contextmanager
+def answered_within(limit: float | None, request: httpx.Request, setting: str) -> Iterator[None]:
+    """Bound a whole exchange, the answer's last byte included, by ``limit`` seconds.
+
+    httpx's read timeout bounds each read only: a peer that sends a byte now and then keeps
+    a request going as long as it likes.  Past the deadline the exchange is cancelled (its
+    response closed) and ``httpx.ReadTimeout`` raised, as for an answer that never came, so
+    :func:`http_errors` words it the same way.  ``None`` sets no bound.
+
+    Raises:
+        httpx.ReadTimeout: the exchange was not over within ``limit`` seconds.
+    """
+    with trio.move_on_after(math.inf if limit is None else limit) as scope:
+        yield
+    if scope.cancelled_caught:
+        raise httpx.ReadTimeout(f"not answered within {limit} s ({setting})", request=request)
+
+
+@contextmanager
 def http_errors(what: str) -> Iterator[None]:
     """Turn httpx's exceptions into :class:`TransportError` naming what was being done."""
     try:
@@ -305,10 +323,9 @@ class Transport:
         call = self.binding.call(op, request)
         self.calls += 1
         what = f"{op} to {call.url}"
-        with http_errors(what):
-            response = await self._send(
-                what, self._request(call, {"Accept": "application/json"}, self._timeouts.unary())
-            )
+        request = self._request(call, {"Accept": "application/json"}, self._timeouts.unary())
+        with http_errors(what), answered_within(self._timeouts.read, request, "Timeouts.read"):
+            response = await self._send(what, request)
             body = await self._body(what, response)
         return self.binding.result(op, call, response.status_code, body)
 
@@ -343,11 +360,9 @@ class Transport:
         Raises:
             httpx.ReadTimeout: no answer within ``Timeouts.read``.
         """
-        limit = self._timeouts.read
-        with trio.move_on_after(math.inf if limit is None else limit):
+        with answered_within(self._timeouts.read, request, "Timeouts.read"):
             response = await self._send(what, request)
             content_type = response.headers.get("content-type", "")
             if response.is_success and content_type.startswith(EVENT_STREAM):
                 return response, None
             return response, await self._body(what, response)
-        raise httpx.ReadTimeout(f"no answer within {limit} s (Timeouts.read)", request=request)

@@ -402,6 +402,56 @@ def test_a_task_that_did_not_complete_exits_3(
         assert "INPUT_REQUIRED" in out and "Which one?" in out
 
 
+TAILOR_AGENT = """
+from a2a_trio import Agent, TaskContext
+from a2a_trio import model as m
+
+agent = Agent("tailor", "Answers in the form the client accepts.")
+
+
+@agent.skill(default=True, output_modes=["application/json", "text/plain"])
+async def answer(ctx: TaskContext) -> m.JsonObject | str:
+    if ctx.accepts("application/json"):
+        return {"accepted": list(ctx.accepted_output_modes)}
+    return "accepted: " + ", ".join(ctx.accepted_output_modes)
+"""
+
+
+def test_accept_tells_the_skill_which_forms_it_may_answer_in(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``send`` and ``stream`` pass each ``--accept`` as an accepted output mode, on every
+    binding the client speaks (v0.3 through its card's URL): the skill answers with data when
+    JSON will do (also when nothing was listed: anything will), else with text."""
+    (tmp_path / "tailor.py").write_text(TAILOR_AGENT)
+
+    def answer(*args: str) -> Any:
+        code, out, err = in_process(capsys, *args, "--json")
+        assert (code, err) == (0, "")
+        last = json.loads(out.splitlines()[-2 if args[0] == "stream" else -1])
+        artifact = last["artifactUpdate"]["artifact"] if "artifactUpdate" in last else None
+        return (artifact or last["task"]["artifacts"][0])["parts"][0]
+
+    with serving_demo(agent="tailor:agent", cwd=tmp_path) as (_proc, url):
+        for target, options in [
+            (url, ["--binding", "JSONRPC"]),
+            (url, ["--binding", "HTTP+JSON"]),
+            (url + "/.well-known/agent.json", []),  # the v0.3 card: v0.3 JSON-RPC
+        ]:
+            for command in ("send", "stream"):
+                ask = [command, target, "hi", *options]
+                assert answer(*ask)["data"] == {"accepted": []}
+                assert answer(*ask, "--accept", "text/plain", "--accept", "TEXT/markdown") == {
+                    "text": "accepted: text/plain, TEXT/markdown"
+                }
+                assert answer(*ask, "--accept", "text/*", "--accept", "application/json")[
+                    "data"
+                ] == {"accepted": ["text/*", "application/json"]}
+        code, _, err = in_process(capsys, "send", url, "hi", "--accept", " ")
+        assert code == 1
+        assert "Invalid value for '--accept': ' ' is not a media type" in err
+
+
 def test_a_second_signal_stops_the_drain_at_once_without_a_traceback() -> None:
     """The first Ctrl-C drains (saying so, and how to stop at once); a second one during the
     drain stops the server in order, exit 0.  It was a KeyboardInterrupt traceback, exit 1."""
@@ -719,6 +769,42 @@ def test_stream_and_subscribe_end_with_the_final_status_and_a_newline(
     assert in_terminal.endswith("\n")
     last_status = [line for line in in_terminal.splitlines() if line.startswith("task ")][-1]
     assert re.fullmatch(r"task [0-9a-f-]{36} COMPLETED\s*", last_status)
+
+
+def test_subscribe_after_an_event_shows_only_what_came_after_it(
+    served_demo: tuple[subprocess.Popen[str], str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``subscribe --after N`` resumes as a dropped stream does: a2a_trio numbers a task's
+    events 1, 2, ... from its first, so it shows the task's stream from the (N+1)th event on,
+    on every binding (v0.3 through its card's URL), for a finished task too; live, for a
+    running task, it shows what a replay after the end shows.  An id never sent is the
+    agent's refusal, a line break in one a usage error."""
+    _, url = served_demo
+
+    def lines(*args: str) -> list[Any]:
+        code, out, err = in_process(capsys, *args, "--json")
+        assert (code, err) == (0, "")
+        return [json.loads(line) for line in out.splitlines()]
+
+    streamed = lines("stream", url, "1", "--skill", "countdown")
+    task_id = streamed[0]["task"]["id"]
+    for target, options in [
+        (url, ["--binding", "JSONRPC"]),
+        (url, ["--binding", "HTTP+JSON"]),
+        (url + "/.well-known/agent.json", []),  # the v0.3 card: v0.3 JSON-RPC
+    ]:
+        assert lines("subscribe", target, task_id, "--after", "2", *options) == streamed[2:]
+    running = lines("send", url, "2", "--skill", "countdown", "--no-wait")[0]["task"]["id"]
+    live = lines("subscribe", url, running, "--after", "1")
+    assert "task" not in live[0]  # the snapshot was event 1
+    assert live[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert lines("subscribe", url, running, "--after", "1") == live
+    code, _, err = in_process(capsys, "subscribe", url, task_id, "--after", "99")
+    assert code == 2
+    assert err.startswith("error: InvalidParamsError (-32602): Last-Event-ID 99 was never sent")
+    code, _, err = in_process(capsys, "subscribe", url, task_id, "--after", "1\n2")
+    assert code == 1
+    assert "'1\\n2' is not an event id (it holds a line break or NUL)" in err
 
 
 def test_trust_origin_lets_the_card_send_you_to_another_origin(

@@ -11,7 +11,10 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 import trio
-from client.stub_agent import Reply, Request, open_stub_agent, rpc_error
+from client.stub_agent import Reply, Request, http_answer, open_stub_agent, rpc_error, rpc_result
+
+from a2a_trio import model as m
+from a2a_trio.wire import V1
 
 from .test_cli import ENV, SCRIPT, in_process
 
@@ -37,6 +40,12 @@ async def forbidden(request: Request, reply: Reply) -> None:
 
 async def silent(request: Request, reply: Reply) -> None:
     await trio.sleep_forever()
+
+
+async def trickle(request: Request, reply: Reply) -> None:
+    """A whole answer, one byte every 50 ms: no read waits long, the answer takes seconds."""
+    task = V1.encode(m.Task("t1", m.TaskStatus(m.TaskState.COMPLETED), context_id="c1"))
+    await reply.dribble(http_answer(200, reply.json_body(rpc_result(task))), gap=0.05)
 
 
 async def hang_up(request: Request, reply: Reply) -> None:
@@ -83,6 +92,12 @@ CASES: list[tuple[Callable[[Request, Reply], Awaitable[None]], bool, list[str], 
     (silent, False, ["card", "--timeout", "0.5"], "timed out waiting for the answer"),
     (silent, True, ["send", "hi", "--timeout", "0.5"], "/rpc: timed out waiting for the answer"),
     (silent, True, ["stream", "hi", "--timeout", "0.5"], TIMEOUT_HINT + "\n"),
+    (
+        trickle,
+        True,
+        ["get", "t1", "--timeout", "0.5"],
+        "/rpc: timed out waiting for the answer (to",
+    ),
     (hang_up, False, ["card"], CARD + ": Server disconnected without sending a response.\n"),
     (cut_short, True, ["get", "t1"], "/rpc: peer closed connection without sending complete"),
     (unsupported, True, ["cancel", "t1"], "UnsupportedOperationError (-32004): This operation"),

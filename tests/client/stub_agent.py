@@ -43,11 +43,14 @@ class Reply:
             self.request_id = body.get("id") if isinstance(body, dict) else None
 
     async def send(self, status: int, body: bytes, content_type: str = "application/json") -> None:
-        head = (
-            f"HTTP/1.1 {status} X\r\ncontent-type: {content_type}\r\n"
-            f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
-        )
-        await self.stream.send_all(head.encode() + body)
+        await self.stream.send_all(http_answer(status, body, content_type))
+
+    async def dribble(self, data: bytes, *, gap: float, piece: int = 1) -> None:
+        """Send ``data`` (a whole answer, head included) ``piece`` bytes at a time, ``gap``
+        seconds apart: a slowloris peer, never silent for long, never done."""
+        for start in range(0, len(data), piece):
+            await trio.sleep(gap)
+            await self.stream.send_all(data[start : start + piece])
 
     async def redirect(self, status: int, location: str) -> None:
         await self.stream.send_all(
@@ -69,10 +72,14 @@ class Reply:
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             return
 
-    async def json(self, value: Any, status: int = 200) -> None:
+    def json_body(self, value: Any) -> bytes:
+        """``value`` as JSON, a JSON-RPC answer carrying the request's id."""
         if isinstance(value, dict) and value.get("jsonrpc") == "2.0" and self.request_id:
             value = {**value, "id": self.request_id}
-        await self.send(status, dumps(value))
+        return dumps(value)
+
+    async def json(self, value: Any, status: int = 200) -> None:
+        await self.send(status, self.json_body(value))
 
     async def start_sse(self) -> None:
         await self.stream.send_all(
@@ -89,6 +96,15 @@ class Reply:
 
     async def end_sse(self) -> None:
         await self.stream.send_all(b"0\r\n\r\n")
+
+
+def http_answer(status: int, body: bytes, content_type: str = "application/json") -> bytes:
+    """A whole HTTP/1.1 answer carrying ``body``, the connection closed after it."""
+    head = (
+        f"HTTP/1.1 {status} X\r\ncontent-type: {content_type}\r\n"
+        f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+    )
+    return head.encode() + body
 
 
 def rpc_result(result: Any, request_id: Any = 1) -> dict[str, Any]:
