@@ -8,6 +8,7 @@ line on stderr, never a traceback.  Each command runs its own ``trio.run``.
 from __future__ import annotations
 
 import logging
+import shlex
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
@@ -37,13 +38,14 @@ from .client import (
     JSONRPC,
     BearerAuth,
     Client,
+    ClientError,
     EventStream,
     Timeouts,
     TrustedOrigins,
     fetch_card,
     open_client,
 )
-from .errors import MethodNotFoundError
+from .errors import A2AError, MethodNotFoundError
 from .wire import V1, dumps
 
 app = typer.Typer(
@@ -255,14 +257,41 @@ def _print_json(value: Any) -> None:
     sys.stdout.flush()
 
 
-async def _follow(events: EventStream, *, json: bool) -> m.TaskState | None:
-    """Print a stream: one JSON line per event, or a live view redrawn as events arrive; return
-    the task's last state seen.
+async def _follow(events: EventStream, *, json: bool, url: str) -> m.TaskState | None:
+    """Print a stream (see :func:`_print_events`); return the task's last state seen.
+
+    When the stream breaks off (an error, Ctrl-C) before the task it showed has ended, say the
+    command that follows the task on from the last event shown, so nothing is shown twice.
+    """
+    view = TaskView()
+    try:
+        return await _print_events(events, view, json=json)
+    except* KeyboardInterrupt:
+        if hint := _follow_on(url, view, events.last_event_id):
+            typer.echo(f"to follow the task on: {hint}", err=True)
+        raise
+    except* (A2AError, ClientError) as group:
+        if hint := _follow_on(url, view, events.last_event_id):
+            first_error(group).add_note(f"(to follow the task on: {hint})")
+        raise
+
+
+def _follow_on(url: str, view: TaskView, last_event_id: str) -> str:
+    """The ``subscribe`` command that goes on where a broken-off stream of ``view``'s task
+    stopped, or ``""`` when there is nothing to follow: no task seen, or it ended or waits."""
+    if not view.task_id or view.state in m.TERMINAL_STATES | m.INTERRUPTED_STATES:
+        return ""
+    after = ["--after", last_event_id] if last_event_id else []
+    return shlex.join(["a2a-trio", "subscribe", url, view.task_id, *after])
+
+
+async def _print_events(events: EventStream, view: TaskView, *, json: bool) -> m.TaskState | None:
+    """Print a stream into ``view``: one JSON line per event, or a live view redrawn as events
+    arrive.
 
     Not in a terminal, the view is printed once at the end (also when the stream fails), as
     ordinary output ending in a newline: rich's live display would leave the last line open.
     """
-    view = TaskView()
     async with events:
         if json:
             async for event in events:
@@ -408,7 +437,7 @@ def stream(
     async def body(client: Client) -> m.TaskState | None:
         message = _message(text, context_id, task_id, skill)
         events = client.stream(message, accepted_output_modes=accept or ())
-        return await _follow(events, json=json)
+        return await _follow(events, json=json, url=url)
 
     _client_call(url, header, token, binding, trust_origin, timeout, body)
 
@@ -428,7 +457,7 @@ def subscribe(
     """Follow a running task live (or, with --after, what it sent after that event)."""
 
     async def body(client: Client) -> m.TaskState | None:
-        return await _follow(client.subscribe(task, last_event_id=after), json=json)
+        return await _follow(client.subscribe(task, last_event_id=after), json=json, url=url)
 
     _client_call(url, header, token, binding, trust_origin, timeout, body)
 

@@ -57,12 +57,12 @@ def run_command(fn: Callable[[], Awaitable[None]], *, credentials: bool = False)
         failure = (1, str(first_error(group)))
     except* A2AError as group:
         error = first_error(group)
-        notes = "".join(f" {note}" for note in getattr(error, "__notes__", ()))
-        failure = (2, f"{type(error).__name__} ({error.code}): {error.message}{notes}")
+        failure = (2, f"{type(error).__name__} ({error.code}): {error.message}{_notes(error)}")
         if isinstance(error, AuthenticationRequiredError):
             failure = (2, f"{failure[1]} ({credentials_hint(credentials)})")
     except* (ClientError, RuntimeProblem) as group:
-        failure = (2, in_cli_terms(first_error(group), credentials=credentials))
+        problem = first_error(group)
+        failure = (2, in_cli_terms(problem, credentials=credentials) + _notes(problem))
     except* OSError as group:
         os_error = first_error(group)
         failure = (2, os_error.strerror or describe(os_error))
@@ -72,6 +72,11 @@ def run_command(fn: Callable[[], Awaitable[None]], *, credentials: bool = False)
         message = " ".join(failure[1].split())  # one line, whatever the agent's text holds
         typer.echo(f"error: {message}", err=True)
         raise typer.Exit(failure[0])
+
+
+def _notes(error: BaseException) -> str:
+    """What the command added to an error on its way out (``add_note``), to print after it."""
+    return "".join(f" {note}" for note in getattr(error, "__notes__", ()))
 
 
 def credentials_hint(given: bool) -> str:

@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -21,7 +22,14 @@ from typing import Any
 import pexpect
 import pytest
 import trio
-from client.stub_agent import Reply, Request, open_stub_agent, rpc_result
+from client.stub_agent import (
+    Reply,
+    Request,
+    open_stub_agent,
+    rpc_error,
+    rpc_result,
+    stream_result,
+)
 from doc_examples import python_blocks, runs_examples
 from open_files import (
     CONNECTIONS,
@@ -805,6 +813,75 @@ def test_subscribe_after_an_event_shows_only_what_came_after_it(
     code, _, err = in_process(capsys, "subscribe", url, task_id, "--after", "1\n2")
     assert code == 1
     assert "'1\\n2' is not an event id (it holds a line break or NUL)" in err
+
+
+def test_a_stream_stopped_with_ctrl_c_says_how_to_follow_the_task_on(
+    served_demo: tuple[subprocess.Popen[str], str],
+) -> None:
+    """Ctrl-C on a stream of a running task: exit 130 and, on stderr, the ``subscribe --after``
+    command that goes on from the last event shown; run, it shows the rest of the task's
+    events, none of them twice.  Before, the command said nothing and the user had to find
+    the task's id and an event id in the output."""
+    _, url = served_demo
+    with subprocess.Popen(
+        [SCRIPT, "stream", url, "6", "--skill", "countdown", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+    ) as proc:
+        assert proc.stdout is not None
+        shown = [json.loads(proc.stdout.readline()) for _ in range(3)]
+        proc.send_signal(signal.SIGINT)
+        rest, err = proc.communicate(timeout=20)
+    assert proc.returncode == 130
+    shown += [json.loads(line) for line in rest.splitlines()]
+    assert shown[-1].get("statusUpdate", {}).get("status", {}).get("state") != (
+        "TASK_STATE_COMPLETED"
+    )  # interrupted while the countdown ran (it takes 6 s)
+    task_id = shown[0]["task"]["id"]
+    hint = f"a2a-trio subscribe {url} {task_id} --after {len(shown)}"
+    assert err == f"to follow the task on: {hint}\n"
+    followed = run(*shlex.split(hint)[1:], "--json")
+    assert followed.returncode == 0, followed.stderr
+    replay = run("subscribe", url, task_id, "--after", "1", "--json")
+    assert replay.returncode == 0, replay.stderr
+    whole = [json.loads(line) for line in replay.stdout.splitlines()]
+    assert shown[1:] + [json.loads(line) for line in followed.stdout.splitlines()] == whole
+    assert whole[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+async def test_a_stream_broken_off_by_an_error_says_how_to_follow_the_task_on() -> None:
+    """An error ending a stream before its task did: the one error line names the command
+    that follows the task on from the last event shown.  A stream that broke off before any
+    task was seen gets no such hint (a stream ends by itself once its task has ended)."""
+    working = m.Task("t1", m.TaskStatus(m.TaskState.WORKING), context_id="c1")
+
+    async def handler(request: Request, reply: Reply) -> None:
+        await reply.start_sse()
+        if request.json()["params"]["message"]["parts"][0]["text"] == "running":
+            await reply.event(stream_result(working) | {"id": reply.request_id}, event_id="4")
+        await reply.event(rpc_error(-32603, "Internal error", reply.request_id))
+        await reply.end_sse()
+
+    async with open_stub_agent(handler) as agent:
+        results = [
+            await trio.run_process(
+                [SCRIPT, "stream", agent.url, text],
+                capture_stdout=True,
+                capture_stderr=True,
+                env=ENV,
+                check=False,
+            )
+            for text in ("running", "nothing")
+        ]
+    assert [result.returncode for result in results] == [2, 2]
+    running, nothing = (result.stderr.decode() for result in results)
+    assert running == (
+        "error: InternalError (-32603): Internal error (to follow the task on:"
+        f" a2a-trio subscribe {agent.url} t1 --after 4)\n"
+    )
+    assert nothing == "error: InternalError (-32603): Internal error\n"
 
 
 def test_trust_origin_lets_the_card_send_you_to_another_origin(
