@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 
 import pytest
+from sdk_peer import running_peer
 
 from .js_peer import HERE, node
 
@@ -19,14 +19,5 @@ def node_path() -> str:
 @pytest.fixture(scope="session")
 def js_agent(node_path: str) -> Iterator[str]:
     """Base URL of ``agent.mjs``, the JS SDK's agent, one per session."""
-    command = [node_path, str(HERE / "agent.mjs")]
-    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as proc:
-        assert proc.stdout is not None
-        try:
-            line = proc.stdout.readline()
-            if not line.startswith("PORT "):
-                raise RuntimeError(f"the JS SDK agent did not start: {line!r}")
-            yield f"http://127.0.0.1:{line.split()[1]}"
-        finally:
-            proc.terminate()
-            proc.wait(timeout=10)
+    with running_peer([node_path, str(HERE / "agent.mjs")], "the JS SDK agent") as url:
+        yield url

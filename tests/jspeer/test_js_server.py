@@ -48,10 +48,9 @@ async def client(js_agent: str, request: pytest.FixtureRequest) -> AsyncIterator
 async def test_send_get_and_errors(client: Client) -> None:
     task = await client.send("hello js")
     assert isinstance(task, m.Task)
-    assert task.status.state is m.TaskState.COMPLETED
-    assert [texts(a.parts) for a in task.artifacts] == ["hello js"]
-    again = await client.get_task(task.id)
-    assert (again.status.state, again.artifacts) == (m.TaskState.COMPLETED, task.artifacts)
+    for seen in (task, await client.get_task(task.id)):  # as sent back, then as fetched
+        assert (seen.id, seen.status.state) == (task.id, m.TaskState.COMPLETED)
+        assert [texts(a.parts) for a in seen.artifacts] == ["hello js"]
     with pytest.raises(TaskNotFoundError):
         await client.get_task("no-such-task")
     with pytest.raises(TaskNotCancelableError):
