@@ -131,4 +131,14 @@ report.errors = {
   }),
 };
 
+// a2a_trio offers no push notifications (its card says pushNotifications: false).
+const push = { tenant: '', taskId: sent.id, id: 'p1' };
+const config = { ...push, url: 'http://127.0.0.1:9/hook', token: '', authentication: undefined };
+report.push = {
+  create: await thrown(() => client.createTaskPushNotificationConfig(config)),
+  get: await thrown(() => client.getTaskPushNotificationConfig(push)),
+  list: await thrown(() => client.listTaskPushNotificationConfig({ ...push, pageSize: 10, pageToken: '' })),
+  delete: await thrown(() => client.deleteTaskPushNotificationConfig(push)),
+};
+
 process.stdout.write(JSON.stringify(report) + '\n');

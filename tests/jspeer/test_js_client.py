@@ -147,3 +147,9 @@ async def test_js_client_drives_a2a_trio(
         error = seen["errors"][case]
         assert (error["error"], error["name"]) == (errors + name, name), error
     assert (await served.task(sent.id)).status.state is m.TaskState.COMPLETED
+
+    # No push notifications here: the SDK refuses create, get and list itself, from the card;
+    # delete it asks for, and a2a_trio's refusal arrives as the same typed error.
+    push = seen["push"]
+    assert {e["name"] for e in push.values()} == {"PushNotificationNotSupportedError"}
+    assert "capabilities.pushNotifications is false" in push["delete"]["message"]
