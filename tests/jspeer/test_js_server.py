@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import orjson
 import pytest
+from client.test_sdk_interop import follow_then_cancel
 
 from a2a_trio import model as m
 from a2a_trio.client import HTTP_JSON, JSONRPC, Client, open_client
@@ -86,17 +87,7 @@ async def test_multi_turn(client: Client) -> None:
 
 
 async def test_subscribe_then_cancel(client: Client) -> None:
-    task = await client.send(to("wait", "wait"), return_immediately=True)
-    assert isinstance(task, m.Task)
-    async with client.subscribe(task.id) as events:
-        seen = [await anext(events)]
-        canceled = await client.cancel_task(task.id)
-        seen += [event async for event in events]
-    assert canceled.status.state is m.TaskState.CANCELED
-    assert isinstance(seen[0], m.Task) and seen[0].id == task.id
-    last = seen[-1]
-    assert isinstance(last, m.TaskStatusUpdateEvent | m.Task)
-    assert last.status.state is m.TaskState.CANCELED
+    await follow_then_cancel(client, to("wait", "wait"))
 
 
 async def test_list(client: Client) -> None:
