@@ -134,9 +134,15 @@ V03_REST_METHODS: Final[dict[str, Method]] = {
 
 
 def v03_problem(error: A2AError) -> dict[str, Any]:
-    """The AIP-193 body v1.0 REST sends, plus the top-level ``type`` and ``message`` the v0.3
-    REST clients read (the official SDK's raises its exception class by that ``type``)."""
-    return {**problem(error), "type": error_type(error), "message": error.message}
+    """The AIP-193 body v1.0 REST sends, plus the top-level ``type``, ``code`` and ``message``
+    the v0.3 REST clients read: the official Python SDK raises its exception class by that
+    ``type``, the JavaScript SDK (``@a2a-js/sdk``) by ``code``, the error's v0.3 JSON-RPC code."""
+    return {
+        **problem(error),
+        "type": error_type(error),
+        "code": error.code,
+        "message": error.message,
+    }
 
 
 def v03_as_sent[E: FieldError](error: E, params: Mapping[str, Any], query: Collection[str]) -> E:

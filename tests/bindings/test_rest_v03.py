@@ -16,6 +16,13 @@ from .agents import gates
 from .drivers import V1_HEADERS
 from .test_bad_input import reason
 
+# The v0.3 JSON-RPC error code of each reason the error tests meet (v0.3 §8).
+V03_CODES = {
+    "METHOD_NOT_FOUND": -32601,
+    "INVALID_PARAMS": -32602,
+    "TASK_NOT_FOUND": -32001,
+    "UNSUPPORTED_OPERATION": -32004,
+}
 # What the official SDK's v0.3 REST client sends: proto field names, ``request``, ``content``.
 SDK_SEND = {
     "request": {
@@ -175,6 +182,7 @@ async def test_errors(http: httpx.AsyncClient, verb: str, path: str, status: int
     assert reason(response) == why
     body = response.json()
     assert body["type"].endswith("Error") and body["message"] == body["error"]["message"]
+    assert body["code"] == V03_CODES[why]  # the v0.3 JSON-RPC code, as @a2a-js/sdk reads it
     if status == 405:
         assert response.headers["allow"]
 

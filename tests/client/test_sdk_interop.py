@@ -88,24 +88,28 @@ async def test_stream_yields_typed_events_in_order(client: Client) -> None:
     assert events.task_id == seen[0].id
 
 
-async def follow_then_cancel(client: Client) -> list[m.StreamEvent]:
-    """Subscribe to a task that works until canceled, cancel it once subscribed, collect all."""
-    task = await client.send("wait", return_immediately=True)
+async def follow_then_cancel(
+    client: Client, message: m.Message | str = "wait"
+) -> list[m.StreamEvent]:
+    """Subscribe to a task that works until canceled (the agent's answer to ``message``),
+    cancel it once subscribed, collect all; the first is the task, the last says CANCELED."""
+    task = await client.send(message, return_immediately=True)
     assert isinstance(task, m.Task)
     async with client.subscribe(task.id) as events:
         seen = [await anext(events)]
-        await client.cancel_task(task.id)
+        canceled = await client.cancel_task(task.id)
         seen += [event async for event in events]
     assert events.task_id == task.id
+    assert canceled.status.state is m.TaskState.CANCELED
+    assert isinstance(seen[0], m.Task) and seen[0].id == task.id
+    last = seen[-1]
+    assert isinstance(last, m.TaskStatusUpdateEvent | m.Task)
+    assert last.status.state is m.TaskState.CANCELED
     return seen
 
 
 async def test_subscribe_follows_a_running_task(client: Client) -> None:
-    seen = await follow_then_cancel(client)
-    assert isinstance(seen[0], m.Task)
-    last = seen[-1]
-    assert isinstance(last, m.TaskStatusUpdateEvent | m.Task)
-    assert last.status.state is m.TaskState.CANCELED
+    await follow_then_cancel(client)
 
 
 async def test_get_task_with_history_length(client: Client) -> None:
@@ -295,9 +299,7 @@ async def test_v03_send_stream_get_cancel(v03_client: Client) -> None:
 
 
 async def test_v03_subscribe(v03_client: Client) -> None:
-    last = (await follow_then_cancel(v03_client))[-1]
-    assert isinstance(last, m.TaskStatusUpdateEvent | m.Task)
-    assert last.status.state is m.TaskState.CANCELED
+    await follow_then_cancel(v03_client)
 
 
 async def test_v03_push_config_crud(v03_client: Client) -> None:

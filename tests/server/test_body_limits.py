@@ -76,7 +76,7 @@ def shape(binding: str, message: str, http_status: int, grpc_status: str) -> Any
         "jsonrpc": {"jsonrpc": "2.0", "id": None, "error": {**rpc, "data": [info]}},
         "jsonrpc-v0.3": {"jsonrpc": "2.0", "id": None, "error": rpc},
         "rest": {"error": rest},
-        "rest-v0.3": {"error": rest, "type": "InvalidRequestError", "message": message},
+        "rest-v0.3": {"error": rest, "type": "InvalidRequestError", **rpc},
         "legacy": {"jsonrpc": "2.0", "id": None, "error": rpc},
     }[binding]
 
