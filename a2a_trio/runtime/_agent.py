@@ -88,13 +88,20 @@ def _calls(handler: Callable[..., object]) -> list[object]:
 
 
 def _calls_a_coroutine_function(function: Callable[..., object]) -> bool:
-    """Whether a plain ``def`` names an ``async def`` it can call (a closure's or a global):
-    a decorator's wrapper without ``functools.wraps``, a lambda, which return its coroutine."""
+    """Whether a plain ``def`` names an ``async def`` it can call: a closure's or a global, or
+    an attribute of one (``service.answer``, ``trio.sleep``; looked up without running any
+    code): a decorator's wrapper without ``functools.wraps``, a lambda, a function handing on
+    a method's coroutine, which return its coroutine."""
     try:
         names = inspect.getclosurevars(function)
     except (TypeError, ValueError):  # not Python code, or a closure cell still empty
         return False
-    found = {**names.globals, **names.nonlocals}.values()
+    found = [*names.globals.values(), *names.nonlocals.values()]
+    found += [
+        inspect.getattr_static(holder, attribute, None)
+        for holder in found
+        for attribute in names.unbound
+    ]
     return any(inspect.iscoroutinefunction(f) for f in found if callable(f))
 
 

@@ -147,14 +147,27 @@ class SyncReplier:
         return "hi"
 
 
+SERVICE = Service("handed on")
+
+
+def hands_on(ctx: TaskContext) -> Awaitable[str]:
+    """Hand on a method's coroutine."""
+    return SERVICE.greet(ctx)
+
+
+def hands_on_plain(ctx: TaskContext) -> str:
+    return SERVICE.plain(ctx)
+
+
 async def test_every_handler_that_gives_something_to_await_is_served(
     nursery: trio.Nursery,
 ) -> None:
     """A sync decorator around an ``async def`` (with ``functools.wraps`` or without), a
-    partial, an object with an async ``__call__``, a bound method, a lambda: each works when
-    called, so each is accepted and served (before: the ones without ``__name__`` failed to
-    declare with ``AttributeError``, a partial's description was the ``partial`` class's
-    docstring, a decorator without ``functools.wraps`` was refused)."""
+    partial, an object with an async ``__call__``, a bound method, a lambda, a plain ``def``
+    returning a coroutine however it got it: each works when called, so each is accepted and
+    served (before: the ones without ``__name__`` failed to declare with ``AttributeError``, a
+    partial's description was the ``partial`` class's docstring, a decorator without
+    ``functools.wraps`` was refused, and so was a ``def`` handing on a method's coroutine)."""
     agent = Agent("Greeter")
     agent.skill("wrapped")(traced(reply))
     agent.skill("unwrapped")(counted(reply))
@@ -165,6 +178,7 @@ async def test_every_handler_that_gives_something_to_await_is_served(
     agent.skill("partial of wrapped")(functools.partial(traced(reply), greeting="both"))
     agent.skill(kept)
     agent.skill(either)  # type: ignore[arg-type]
+    agent.skill(hands_on)
     assert [(s.id, s.description) for s in agent.skills] == [
         ("wrapped", "Greet."),
         ("unwrapped", "unwrapped"),
@@ -175,6 +189,7 @@ async def test_every_handler_that_gives_something_to_await_is_served(
         ("partial of wrapped", "Greet."),
         ("kept", "Keep the coroutine in a name before returning it."),
         ("either", "either"),
+        ("hands_on", "Hand on a method's coroutine."),
     ]
     url = await nursery.start(partial(serve, agent, port=0))
     async with open_client(url) as client:
@@ -194,6 +209,7 @@ async def test_every_handler_that_gives_something_to_await_is_served(
         "partial of wrapped": (m.TextPart("both, Ada"),),
         "kept": (m.TextPart("kept, Ada"),),
         "either": (m.TextPart("either, Ada"),),
+        "hands_on": (m.TextPart("handed on, Ada"),),
     }
 
 
@@ -208,6 +224,7 @@ async def _numbers(ctx: TaskContext) -> AsyncIterator[str]:
         (Service("x").plain, "skill 'plain' is a plain function: declare it as `async def plain("),
         (functools.partial(sync_greet), "skill 'sync_greet' is a plain function:"),
         (lambda ctx: "hi", "skill '<lambda>' is a plain function:"),
+        (hands_on_plain, "skill 'hands_on_plain' is a plain function:"),
         (traced(_numbers), "skill '_numbers' yields:"),  # type: ignore[arg-type]
         (
             functools.partial(reply, "Ada", "hello"),
