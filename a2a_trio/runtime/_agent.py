@@ -12,8 +12,10 @@
 
 from __future__ import annotations
 
+import dis
 import functools
 import inspect
+import itertools
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, overload
 
@@ -86,14 +88,63 @@ def _calls(handler: Callable[..., object]) -> list[object]:
 
 
 def _calls_a_coroutine_function(function: Callable[..., object]) -> bool:
-    """Whether a plain ``def`` names an ``async def`` it can call (a closure's or a global):
-    a decorator's wrapper without ``functools.wraps``, a lambda, which return its coroutine."""
+    """Whether a plain ``def`` names an ``async def`` it can call: a closure's or a global, or
+    an attribute of one (``service.answer``, ``trio.sleep``; looked up without running any
+    code): a decorator's wrapper without ``functools.wraps``, a lambda, a function handing on
+    a method's coroutine, which return its coroutine."""
     try:
         names = inspect.getclosurevars(function)
     except (TypeError, ValueError):  # not Python code, or a closure cell still empty
         return False
-    found = {**names.globals, **names.nonlocals}.values()
+    found = [*names.globals.values(), *names.nonlocals.values()]
+    found += [
+        inspect.getattr_static(holder, attribute, None)
+        for holder in found
+        for attribute in names.unbound
+    ]
     return any(inspect.iscoroutinefunction(f) for f in found if callable(f))
+
+
+_BUILT_HERE = frozenset(
+    {
+        "LOAD_CONST",
+        "BUILD_STRING",
+        "FORMAT_SIMPLE",
+        "FORMAT_WITH_SPEC",
+        "BUILD_LIST",
+        "BUILD_TUPLE",
+        "BUILD_MAP",
+        "BUILD_CONST_KEY_MAP",
+        "BUILD_SET",
+    }
+)
+"""Instructions leaving a value that is never awaitable: a constant, a string, a display."""
+_FILLED_HERE = frozenset({"LIST_EXTEND", "SET_UPDATE", "DICT_UPDATE"})
+"""With argument 1, these leave the list, set or dict they filled (``[1, 2]``, ``{**a}``)."""
+
+
+def _returns_plain_values(function: Callable[..., object]) -> bool:
+    """Whether every ``return`` of a plain ``def`` (its bytecode) gives a value made right
+    there that is never awaitable: a constant (``None`` falling off the end too), a formatted
+    string, a list, tuple, dict or set display.  A value from anywhere else (a name, a call,
+    an expression that joins two branches) may be an awaitable: ``False``, as for a
+    generator and for a function that never returns."""
+    if inspect.isgeneratorfunction(function):
+        return False
+    returns = [
+        (before, instruction)
+        for before, instruction in itertools.pairwise([None, *dis.get_instructions(function)])
+        if instruction is not None and instruction.opname in ("RETURN_VALUE", "RETURN_CONST")
+    ]
+    return bool(returns) and all(_plain_return(*pair) for pair in returns)
+
+
+def _plain_return(before: dis.Instruction | None, instruction: dis.Instruction) -> bool:
+    if instruction.opname == "RETURN_CONST":
+        return True
+    if before is None or instruction.is_jump_target:  # the value may come from a jump
+        return False
+    return before.opname in _BUILT_HERE or (before.opname in _FILLED_HERE and before.arg == 1)
 
 
 def _unpartial(handler: Callable[..., object]) -> Callable[..., object]:
@@ -115,8 +166,9 @@ def _check_handler(skill_id: str, handler: Callable[..., object]) -> None:
     """Refuse where the skill is declared a handler the runtime could not run, instead of
     failing every task it is given later: an async generator, a callable that returns no
     awaitable (a plain ``def``, a method or an object's ``__call__`` that is not
-    ``async def``, unless it wraps or calls one) or one that cannot be called with the task's
-    context alone."""
+    ``async def``, unless it wraps or calls one and may return what that gives) or one that
+    cannot be called with the task's context alone.  What a plain ``def`` returns is not
+    always known here: the runtime says so when one gave nothing to await."""
     how = f"declare it as `async def {_handler_name(handler)}(ctx: TaskContext)`"
     chain = _calls(handler)
     if any(inspect.isasyncgenfunction(f) for f in chain):
@@ -124,8 +176,11 @@ def _check_handler(skill_id: str, handler: Callable[..., object]) -> None:
             f"skill {skill_id!r} yields: a skill returns its answer; to stream it in pieces,"
             " `await ctx.emit_artifact(chunk, ...)` each one instead of yielding it"
         )
+    last = chain[-1]
     if not any(inspect.iscoroutinefunction(f) for f in chain) and not (
-        inspect.isfunction(chain[-1]) and _calls_a_coroutine_function(chain[-1])
+        inspect.isfunction(last)
+        and _calls_a_coroutine_function(last)
+        and not _returns_plain_values(last)
     ):
         called = _unpartial(handler)
         if isinstance(called, type) or inspect.isroutine(called):

@@ -72,6 +72,15 @@ def unusable_result(value: Any, *, message_only: bool = False) -> str:
     return f"the skill returned {_described(value)}; a skill returns {CONTENT_TYPES}, {last}"
 
 
+def nothing_to_await(value: Any) -> str:
+    """Why a handler that gave nothing to await (a plain function returning a value) ran no
+    skill: what its log line and its client are told."""
+    return (
+        f"the skill is a plain function that returned {_described(value)};"
+        " declare it `async def` or return an awaitable"
+    )
+
+
 def value_to_artifacts(value: Any) -> tuple[m.Artifact, ...]:
     """The artifacts a completing handler's return value adds to its task."""
     if value is None:

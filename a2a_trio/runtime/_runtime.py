@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import logging
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -73,6 +74,7 @@ from ._outcome import (
     TaskFailed,
     TaskRejected,
     agent_message,
+    nothing_to_await,
     unusable_result,
     value_to_artifacts,
     value_to_parts,
@@ -760,13 +762,14 @@ class TaskRuntime:
         ctx = TaskContext(None, incoming, caller=scope)
         context_id = incoming.message.context_id or m.new_id()
         try:
-            value = await skill.handler(ctx)
+            called = skill.handler(ctx)
+            if not inspect.isawaitable(called):
+                raise _reply_failed(skill, nothing_to_await(called))
+            value = await called
             try:
                 reply = _reply_message(value, context_id)
             except AgentMisuseError:  # no reply can be made of it: say what can
-                reason = unusable_result(value, message_only=True)
-                logger.error("message-only skill %r failed: %s", skill.id, reason)
-                raise InternalError(_failed_because(reason)) from None
+                raise _reply_failed(skill, unusable_result(value, message_only=True)) from None
             check_content([reply])
         except A2AError:
             raise
@@ -811,17 +814,17 @@ class TaskRuntime:
     async def _execute(self, job: Job, ctx: TaskContext) -> TaskUpdate:
         """Run the handler; its outcome as the task's final update."""
         try:
-            value = await job.skill.handler(ctx)
+            called = job.skill.handler(ctx)
+            if not inspect.isawaitable(called):
+                return _failed_with(job, nothing_to_await(called))
+            value = await called
             if is_job_handle(value):
                 job.parked = True
                 value = await poll_job(ctx, value, interval=self.config.poll_interval)
             try:
                 return _completion(job.task, value)
             except AgentMisuseError:  # no task can hold it: say what can
-                reason = unusable_result(value)
-                logger.error("skill %r failed on task %s: %s", job.skill.id, job.id, reason)
-                failed = agent_message(job.task, _failed_because(reason))
-                return TaskUpdate(state=m.TaskState.FAILED, status_message=failed)
+                return _failed_with(job, unusable_result(value))
         except TaskRejected as exc:
             return TaskUpdate(
                 state=m.TaskState.REJECTED, status_message=agent_message(job.task, exc.reason)
@@ -962,6 +965,22 @@ def _failed_internally(job: Job) -> TaskUpdate:
 def _failed_because(reason: str) -> str:
     """What a client is told of a skill that returned what no task or reply can hold."""
     return f"{INTERNAL_FAILURE.removesuffix('.')}: {reason}."
+
+
+def _failed_with(job: Job, reason: str) -> TaskUpdate:
+    """A FAILED end for a skill that gave nothing to await or a result no task can hold,
+    saying ``reason`` to its client and in one log line (no traceback: it would point into
+    the runtime, not at the skill)."""
+    logger.error("skill %r failed on task %s: %s", job.skill.id, job.id, reason)
+    failed = agent_message(job.task, _failed_because(reason))
+    return TaskUpdate(state=m.TaskState.FAILED, status_message=failed)
+
+
+def _reply_failed(skill: Skill, reason: str) -> InternalError:
+    """The error for a message-only skill that gave nothing to await or a result that makes
+    no reply, logged likewise."""
+    logger.error("message-only skill %r failed: %s", skill.id, reason)
+    return InternalError(_failed_because(reason))
 
 
 def _only_outage(exc: Exception) -> StoreUnavailableError | None:

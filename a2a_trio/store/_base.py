@@ -278,7 +278,8 @@ class TaskStore(Protocol):
     async def load_events(
         self, scope: CallerScope, task_id: str, *, after_seq: int = 0
     ) -> tuple[SequencedEvent, ...]:
-        """The task's logged events with a sequence number above ``after_seq``, in order."""
+        """The task's logged events with a sequence number above ``after_seq``, in order, a
+        status time they carry in whole milliseconds (``stored_event_time``)."""
         ...
 
     async def last_event_seq(self, scope: CallerScope, task_id: str) -> int:
@@ -430,13 +431,31 @@ def whole_milliseconds(stamp: datetime) -> datetime:
     return stamp.replace(microsecond=stamp.microsecond // 1000 * 1000)
 
 
+def _stored_status(status: m.TaskStatus) -> m.TaskStatus:
+    """``status`` with its time in whole milliseconds; ``status`` itself when it is so already."""
+    stamp = status.timestamp
+    if stamp is None or stamp.microsecond % 1000 == 0:
+        return status
+    return attrs.evolve(status, timestamp=whole_milliseconds(stamp))
+
+
 def stored_status_time(task: m.Task) -> m.Task:
     """``task`` with its status time in whole milliseconds (``whole_milliseconds``); ``task``
     itself when it is so already, as a task the runtime made always is."""
-    stamp = task.status.timestamp
-    if stamp is None or stamp.microsecond % 1000 == 0:
-        return task
-    return attrs.evolve(task, status=attrs.evolve(task.status, timestamp=whole_milliseconds(stamp)))
+    status = _stored_status(task.status)
+    return task if status is task.status else attrs.evolve(task, status=status)
+
+
+def stored_event_time(event: m.StreamEvent) -> m.StreamEvent:
+    """``event`` as a store logs it: the status time it carries (a task snapshot's or a status
+    update's) in whole milliseconds, as the SQL stores' encoded events hold it; ``event``
+    itself when it carries none finer, as every event the runtime makes."""
+    if isinstance(event, m.Task):
+        return stored_status_time(event)
+    if isinstance(event, m.TaskStatusUpdateEvent):
+        status = _stored_status(event.status)
+        return event if status is event.status else attrs.evolve(event, status=status)
+    return event
 
 
 def apply_update(task: m.Task, update: TaskUpdate, *, now: datetime) -> m.Task:

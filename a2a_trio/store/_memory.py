@@ -39,6 +39,7 @@ from ._base import (
     check_query,
     detached_update,
     prepare_push_config,
+    stored_event_time,
     stored_status_time,
     trim_task,
 )
@@ -246,7 +247,12 @@ class MemoryTaskStore:
         if taken:
             raise ConcurrencyError(f"task {task_id} already has events {taken}")
         kept = kept or {}
-        log.update([(seq, kept.get(id(event)) or m.detached_event(event)) for seq, event in events])
+        log.update(
+            [
+                (seq, kept.get(id(event)) or stored_event_time(m.detached_event(event)))
+                for seq, event in events
+            ]
+        )
         for seq in sorted(log)[: -self._retention.max_events_per_task]:
             del log[seq]
 

@@ -114,6 +114,16 @@ def counted(fn: Callable[[TaskContext], Awaitable[str]]) -> Callable[[TaskContex
     return counting
 
 
+def kept(ctx: TaskContext) -> Awaitable[str]:
+    """Keep the coroutine in a name before returning it."""
+    pending = reply(ctx, "kept")
+    return pending
+
+
+def either(ctx: TaskContext) -> Awaitable[str] | str:
+    return reply(ctx, "either") if ctx.text else "nobody to greet"
+
+
 class Replier:
     """Greet from an object."""
 
@@ -137,14 +147,27 @@ class SyncReplier:
         return "hi"
 
 
+SERVICE = Service("handed on")
+
+
+def hands_on(ctx: TaskContext) -> Awaitable[str]:
+    """Hand on a method's coroutine."""
+    return SERVICE.greet(ctx)
+
+
+def hands_on_plain(ctx: TaskContext) -> str:
+    return SERVICE.plain(ctx)
+
+
 async def test_every_handler_that_gives_something_to_await_is_served(
     nursery: trio.Nursery,
 ) -> None:
     """A sync decorator around an ``async def`` (with ``functools.wraps`` or without), a
-    partial, an object with an async ``__call__``, a bound method, a lambda: each works when
-    called, so each is accepted and served (before: the ones without ``__name__`` failed to
-    declare with ``AttributeError``, a partial's description was the ``partial`` class's
-    docstring, a decorator without ``functools.wraps`` was refused)."""
+    partial, an object with an async ``__call__``, a bound method, a lambda, a plain ``def``
+    returning a coroutine however it got it: each works when called, so each is accepted and
+    served (before: the ones without ``__name__`` failed to declare with ``AttributeError``, a
+    partial's description was the ``partial`` class's docstring, a decorator without
+    ``functools.wraps`` was refused, and so was a ``def`` handing on a method's coroutine)."""
     agent = Agent("Greeter")
     agent.skill("wrapped")(traced(reply))
     agent.skill("unwrapped")(counted(reply))
@@ -153,6 +176,9 @@ async def test_every_handler_that_gives_something_to_await_is_served(
     agent.skill(Service("method").greet)
     agent.skill("lambda")(lambda ctx: reply(ctx, "lambda"))
     agent.skill("partial of wrapped")(functools.partial(traced(reply), greeting="both"))
+    agent.skill(kept)
+    agent.skill(either)  # type: ignore[arg-type]
+    agent.skill(hands_on)
     assert [(s.id, s.description) for s in agent.skills] == [
         ("wrapped", "Greet."),
         ("unwrapped", "unwrapped"),
@@ -161,6 +187,9 @@ async def test_every_handler_that_gives_something_to_await_is_served(
         ("greet", "greet"),
         ("lambda", "lambda"),
         ("partial of wrapped", "Greet."),
+        ("kept", "Keep the coroutine in a name before returning it."),
+        ("either", "either"),
+        ("hands_on", "Hand on a method's coroutine."),
     ]
     url = await nursery.start(partial(serve, agent, port=0))
     async with open_client(url) as client:
@@ -178,6 +207,9 @@ async def test_every_handler_that_gives_something_to_await_is_served(
         "greet": (m.TextPart("method, Ada"),),
         "lambda": (m.TextPart("lambda, Ada"),),
         "partial of wrapped": (m.TextPart("both, Ada"),),
+        "kept": (m.TextPart("kept, Ada"),),
+        "either": (m.TextPart("either, Ada"),),
+        "hands_on": (m.TextPart("handed on, Ada"),),
     }
 
 
@@ -192,6 +224,7 @@ async def _numbers(ctx: TaskContext) -> AsyncIterator[str]:
         (Service("x").plain, "skill 'plain' is a plain function: declare it as `async def plain("),
         (functools.partial(sync_greet), "skill 'sync_greet' is a plain function:"),
         (lambda ctx: "hi", "skill '<lambda>' is a plain function:"),
+        (hands_on_plain, "skill 'hands_on_plain' is a plain function:"),
         (traced(_numbers), "skill '_numbers' yields:"),  # type: ignore[arg-type]
         (
             functools.partial(reply, "Ada", "hello"),
@@ -210,6 +243,59 @@ def test_callables_that_give_nothing_to_await_are_refused_in_any_form(
     partial, a lambda or a wrapper (before: a sync method was accepted and every task failed,
     an object or a partial failed to declare with ``AttributeError``, and a wrapped async
     generator was called a plain function)."""
+    agent = Agent("Greeter")
+    with pytest.raises(AgentMisuseError) as refused:
+        agent.skill(handler)  # type: ignore[arg-type]
+    assert str(refused.value).startswith(says)
+    assert agent.skills == ()
+
+
+def forgets_await(ctx: TaskContext) -> str:
+    reply(ctx)  # type: ignore[unused-coroutine]
+    return "done"
+
+
+def formats(ctx: TaskContext) -> str:
+    found = reply(ctx)
+    return f"found {found}"
+
+
+def builds(ctx: TaskContext) -> dict[str, object]:
+    return {"found": reply(ctx), "for": ctx.text}
+
+
+def falls_through(ctx: TaskContext) -> None:
+    reply(ctx)  # type: ignore[unused-coroutine]
+
+
+class ForgetsAwait:
+    def __call__(self, ctx: TaskContext) -> list[object]:
+        return [reply(ctx)]
+
+
+@pytest.mark.parametrize(
+    ("handler", "says"),
+    [
+        (forgets_await, "skill 'forgets_await' is a plain function:"),
+        (formats, "skill 'formats' is a plain function:"),
+        (builds, "skill 'builds' is a plain function:"),
+        (falls_through, "skill 'falls_through' is a plain function:"),
+        (functools.partial(formats), "skill 'formats' is a plain function:"),
+        (
+            ForgetsAwait(),
+            "skill 'ForgetsAwait' is an object whose __call__ is a plain function:",
+        ),
+    ],
+)
+def test_a_plain_def_naming_an_async_def_but_returning_only_plain_values_is_refused(
+    handler: Callable[..., object], says: str
+) -> None:
+    """A plain ``def`` that names an ``async def`` was accepted (it might return that one's
+    coroutine) even where every ``return`` gives a value made right there, a constant, a
+    formatted string, a dict or list display, or ``None`` at its end: no awaitable, so every
+    task of the skill failed.  It is refused as any other plain function; one that returns
+    a name or a call's result is accepted (see above), and the runtime tells if it returned
+    no awaitable after all."""
     agent = Agent("Greeter")
     with pytest.raises(AgentMisuseError) as refused:
         agent.skill(handler)  # type: ignore[arg-type]

@@ -726,6 +726,21 @@ async def unawaited_result(ctx: TaskContext) -> object:
     return fine(ctx)
 
 
+@faulty.skill()  # type: ignore[arg-type]
+def forgot_async(ctx: TaskContext) -> object:
+    """A plain ``def`` that names an ``async def`` and may return its coroutine, so its
+    declaration cannot tell, but returns a plain value."""
+    if ctx.text == "later":
+        return fine(ctx)
+    return ctx.text.upper()
+
+
+@faulty.skill(message_only=True)  # type: ignore[arg-type]
+def quick_forgot_async(ctx: TaskContext) -> object:
+    """The same, message-only."""
+    return fine(ctx) if ctx.text == "later" else ctx.text.upper()
+
+
 @faulty.skill(message_only=True)
 async def quick_set(ctx: TaskContext) -> object:
     return {"a", "b"}
@@ -783,6 +798,44 @@ async def test_an_unusable_result_fails_only_its_task_saying_what_a_skill_return
     assert (logged.levelname, logged.exc_info) == ("ERROR", None)
     assert logged.getMessage() == f"skill {skill!r} failed on task {task['id']}: {reason}"
     await assert_fine(faulty_http)  # the runtime (and every other task) lives on
+
+
+NOTHING_TO_AWAIT = (
+    "the skill is a plain function that returned str; declare it `async def` or return an awaitable"
+)
+
+
+async def test_a_plain_function_returning_a_value_fails_saying_what_it_returned(
+    faulty_http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A plain ``def`` its declaration could not refuse (it names an ``async def``) returned a
+    value: its task failed with the generic message and the log had a traceback of the
+    runtime's ``await`` (``TypeError: 'str' object can't be awaited``) with a hint to raise
+    ``TaskFailed``.  Now both say what the skill returned and what to do, without a
+    traceback; a message-only skill's client gets the same in its internal error."""
+    told = f"{INTERNAL_FAILURE.removesuffix('.')}: {NOTHING_TO_AWAIT}."
+    response = await call(
+        faulty_http, "SendMessage", {"message": user_message("x", skill="forgot_async")}, "t"
+    )
+    task = result_of(response, "t")["task"]
+    assert task["status"]["state"] == "TASK_STATE_FAILED"
+    assert task["status"]["message"]["parts"] == [{"text": told}]
+    assert "artifacts" not in task
+    for method in ("SendMessage", "SendStreamingMessage"):
+        message = user_message("x", skill="quick_forgot_async")
+        error = error_of(await call(faulty_http, method, {"message": message}, method), method)
+        assert (error["code"], error["message"]) == (-32603, told)
+    logged = [r for r in caplog.records if r.name == "a2a_trio.runtime"]
+    assert [(r.levelname, r.exc_info, r.getMessage()) for r in logged] == [
+        ("ERROR", None, f"skill 'forgot_async' failed on task {task['id']}: {NOTHING_TO_AWAIT}"),
+        *2
+        * [("ERROR", None, f"message-only skill 'quick_forgot_async' failed: {NOTHING_TO_AWAIT}")],
+    ]
+    for skill in ("forgot_async", "quick_forgot_async"):  # the coroutine it may return runs
+        message = user_message("later", skill=skill)
+        result = result_of(await call(faulty_http, "SendMessage", {"message": message}, 2), 2)
+        answer = result["task"]["artifacts"][0] if "task" in result else result["message"]
+        assert answer["parts"] == [{"text": "fine"}]
 
 
 async def test_a_message_only_skill_returning_no_reply_is_told_what_it_may_return(

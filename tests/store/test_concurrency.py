@@ -11,6 +11,11 @@ the stores acknowledged:
   run 1..n, and an update at a stale ``expected_version`` is refused;
 - a task's event log is numbered without gap or repeat, holds the acknowledged events (the
   newest ``MAX_EVENTS``) and nothing else;
+- ``load_task_with_seq`` reads a task and its log's last number as they stood together: every
+  event logged with a write the task it read includes (a create or update returning that
+  version or less) is numbered at or below that number, every event logged with a later write
+  above it (but a number logged before, see ``check_pairs``), and the number is one logged
+  (or 0), at least the newest acknowledged before the read began;
 - of several creates of one id exactly one succeeds; creates with one idempotency key make
   one task and all return it;
 - a listing paged while writes happen never repeats a task, and shows every task no write
@@ -118,6 +123,12 @@ class Tracked:
     events: dict[int, str] = attrs.Factory(dict)
     reads: list[tuple[int, tuple[str, ...]]] = attrs.Factory(list)
     """(version, history tokens) of every read of it: checked at the end against ``writes``."""
+    logged_by: list[tuple[int | None, tuple[int, ...]]] = attrs.Factory(list)
+    """The numbers of every acknowledged event write, with the version the create or update
+    logging them returned (``None``: an append, which moves no version)."""
+    paired: list[tuple[int, int, int]] = attrs.Factory(list)
+    """(version, number, floor) of every ``load_task_with_seq``: the version of the task it
+    read, the number read with it, and the newest number acknowledged when the read began."""
     configs: dict[str, Config] = attrs.Factory(dict)
 
 
@@ -186,7 +197,7 @@ class Run:
             (1, self.create_keyed),
             (14, self.update),
             (8, self.log_events),
-            (5, self.read),
+            (8, self.read),
             (2, self.touch),
             (3, self.page),
             (1, self.unfinished),
@@ -211,17 +222,24 @@ class Run:
         task = m.new_task(m.text_message(self.unique("created")), context_id=context_id)
         return task if task_id is None else attrs.evolve(task, id=task_id)
 
-    def track(self, scope: CallerScope, stored: StoredTask, acknowledged: int) -> None:
+    def track(self, scope: CallerScope, stored: StoredTask, acknowledged: int) -> Tracked:
         task = stored.task
         assert stored.version == 1
         created = Tracked(scope, task.id, task.context_id, acknowledged, [Write(1, None, task)])
         self.tasks.append(created)
+        return created
 
     async def create(self, rng: random.Random, store: TaskStore) -> None:
+        """A new task, half of them with their first event logged in the same write."""
         scope = rng.choice(SCOPES)
+        logged = {1: self.unique("event")} if rng.random() < 0.5 else {}
+        events = [(seq, m.text_message(text)) for seq, text in logged.items()]
         self.tick()
-        stored = await store.create_task(scope, self.new_task(rng))
-        self.track(scope, stored, self.tick())
+        stored = await store.create_task(scope, self.new_task(rng), events=events)
+        created = self.track(scope, stored, self.tick())
+        if logged:
+            created.events.update(logged)
+            created.logged_by.append((1, tuple(logged)))
 
     async def create_race(self, rng: random.Random, store: TaskStore) -> None:
         """Three creates of one new id at once, from both stores: exactly one succeeds."""
@@ -319,6 +337,7 @@ class Run:
                 seq: self.unique("event") for seq in range(last + 1, last + rng.randrange(2, 4))
             }
             events = [(seq, m.text_message(text)) for seq, text in logged.items()]
+            version = None
             if rng.random() < 0.5:
                 await store.append_events(task.scope, task.task_id, events)
             else:
@@ -332,6 +351,7 @@ class Run:
                     task.updating[interval] = (began, self.tick())
                 task.writes.append(Write(stored.version, None, stored.task))
                 task.reads.append((stored.version, tokens(stored.task)))
+                version = stored.version
         except TaskNotFoundError:
             self.gone_by(task, "events")
             self.tally["events: not found"] += 1
@@ -340,6 +360,7 @@ class Run:
             self.tally["events: number taken"] += 1
             return
         task.events.update(logged)
+        task.logged_by.append((version, tuple(logged)))
         self.tally["events: acknowledged"] += 1
 
     async def read(self, rng: random.Random, store: TaskStore) -> None:
@@ -348,11 +369,15 @@ class Run:
             return
         self.tick()
         acknowledged = max(write.version for write in task.writes)
+        floor = max(task.events, default=0)
         if rng.random() < 0.5:
             stored = await store.load_task(task.scope, task.task_id)
         else:
             both = await store.load_task_with_seq(task.scope, task.task_id)
             stored = None if both is None else both[0]
+            if both is not None:
+                task.paired.append((both[0].version, both[1], floor))
+                self.tally["read with its last event number"] += 1
         if stored is None:
             self.gone_by(task, "read")
             return
@@ -563,6 +588,7 @@ async def check(store: TaskStore, run: Run, held: Snapshot) -> None:
             said = [by_version[v].token for v in range(2, version + 1)]
             assert seen == tokens(task.writes[0].task) + tuple(t for t in said if t is not None)
         check_events(task, held.events[task.task_id])
+        check_pairs(task)
         check_configs(task, held.configs[task.task_id])
         running = not m.is_terminal(stored.task.status.state)
         assert (task.task_id in held.unfinished) == running
@@ -581,6 +607,28 @@ def check_events(task: Tracked, logged: tuple[tuple[int, str], ...]) -> None:
     newest = max(task.events, default=0)
     assert seqs == list(range(max(1, newest - MAX_EVENTS + 1), newest + 1)), seqs
     assert all(task.events.get(seq) == text for seq, text in logged), "an event not acknowledged"
+
+
+def check_pairs(task: Tracked) -> None:
+    """Each ``load_task_with_seq`` against the acknowledged event writes (all are known once
+    the run is over).  The run numbers each write after the log's last number, so every number
+    up to a read's was logged before that read; a write that numbered from a stale last number
+    logs numbers the store had already trimmed, which it accepts and trims at once: a later
+    write's number at or below the read's is one logged twice."""
+    claims = Counter(seq for _version, seqs in task.logged_by for seq in seqs)
+    for version, seq, floor in task.paired:
+        where = f"{task.task_id} read at version {version} with event {seq}"
+        assert seq >= floor, f"{where}: event {floor} was acknowledged before the read"
+        assert seq == 0 or seq in claims, f"{where}, never logged"
+        for written, seqs in task.logged_by:
+            if written is None:
+                continue
+            if written <= version:
+                assert max(seqs) <= seq, f"{where}: version {written} logged {seqs}"
+            else:
+                assert all(s > seq or claims[s] > 1 for s in seqs), (
+                    f"{where}: version {written} logged {seqs}"
+                )
 
 
 def check_configs(task: Tracked, listed: tuple[tuple[str, str], ...]) -> None:

@@ -719,6 +719,35 @@ async def test_a_refused_update_logs_none_of_its_events(store: TaskStore) -> Non
     assert await store.load_events(ANONYMOUS, task.id) == ()
 
 
+async def test_event_status_times_are_kept_to_the_millisecond_on_every_store(
+    store: TaskStore,
+) -> None:
+    """The memory store logged a task snapshot's or a status update's time with its
+    microseconds, the SQL stores (which encode events in the wire form) without: an event read
+    back depended on the store.  Logged by create, update or append, every store cuts it."""
+    fine = datetime(2026, 11, 26, 10, 0, 0, 123456, tzinfo=UTC)
+    cut = fine.replace(microsecond=123000)
+    task = a_task()
+    task = attrs.evolve(task, status=attrs.evolve(task.status, timestamp=fine))
+
+    def status(state: m.TaskState) -> m.TaskStatusUpdateEvent:
+        return m.TaskStatusUpdateEvent(task.id, task.context_id, m.TaskStatus(state, None, fine))
+
+    await store.create_task(ANONYMOUS, task, events=[(1, task)])
+    await store.update_task(
+        ANONYMOUS, task.id, TaskUpdate(state=S.WORKING), events=[(2, status(S.WORKING))]
+    )
+    message = agent_says("no time")
+    await store.append_events(ANONYMOUS, task.id, [(3, task), (4, message)])
+    events = dict(await store.load_events(ANONYMOUS, task.id))
+    cut_task = attrs.evolve(task, status=attrs.evolve(task.status, timestamp=cut))
+    assert events[1] == events[3] == cut_task
+    assert events[2] == m.TaskStatusUpdateEvent(
+        task.id, task.context_id, m.TaskStatus(S.WORKING, None, cut)
+    )
+    assert events[4] == message
+
+
 async def test_events_of_an_unknown_task_are_not_found(store: TaskStore) -> None:
     with pytest.raises(TaskNotFoundError):
         await store.append_events(ANONYMOUS, "nope", [(1, agent_says("x"))])
