@@ -547,11 +547,19 @@ def split_bytes(card: Counter[str]) -> Plan:
     return Plan(Fault.SPLIT, chunk=1)
 
 
-# (the command and its arguments after the URL, the fault, the exit code, what stderr says)
-CLI_CASES: list[tuple[list[str], PlanFor, int, str]] = [
+# (the command and its arguments after the URL, the fault, the exit code, what stderr says:
+# one of several texts where the OS decides)
+CLI_CASES: list[tuple[list[str], PlanFor, int, str | tuple[str, ...]]] = [
     (["card"], refuse, 2, "fetching the agent card at "),
     (["send", "hi"], cut_next_answer, 2, "/: "),
-    (["cancel", "t1"], cut_next_request, 2, "/: Server disconnected without sending a response"),
+    # A request cut while the client still writes it: the peer's close reads as a reset or,
+    # when the whole request was out first, as a close before any answer (a race of the OS).
+    (
+        ["cancel", "t1"],
+        cut_next_request,
+        2,
+        ("/: Server disconnected without sending a response", "Connection reset by peer"),
+    ),
     (["get", "t1"], next_head_only, 2, "/: peer closed connection without sending complete"),
     (["send", "hi", "--timeout", "1"], stall_next_answer, 2, "timed out waiting for the answer"),
     (["stream", "hi", "--timeout", "1"], stall_next_answer, 2, "pass --timeout SECONDS"),
@@ -591,7 +599,8 @@ async def test_cli_under_faults(a2a_trio_server: str) -> None:
             ok = stderr == "" and task["status"]["state"] == "TASK_STATE_COMPLETED"
         else:
             one_line = stderr.startswith("error: ") and stderr.count("\n") == 1
-            ok = (stdout, one_line, said in stderr) == ("", True, True)
+            texts = (said,) if isinstance(said, str) else said
+            ok = (stdout, one_line, any(text in stderr for text in texts)) == ("", True, True)
         if returncode != code or not ok:
             wrong.append((args, returncode, stdout, stderr))
     assert not wrong, wrong
