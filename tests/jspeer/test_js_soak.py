@@ -90,7 +90,8 @@ def text_of(artifacts: tuple[m.Artifact, ...]) -> str:
 DROPS_APPEND = "HTTP+JSON 0.3"
 """The SDK's v0.3 HTTP+JSON transport drops ``append`` from every artifact update it reads
 (its v0.3-to-v1.0 translation leaves the proto's field out), so a chunked artifact reads as
-each chunk replacing the one before; v0.3 §7.2.3 defines ``append`` and a2a_trio sends it."""
+each chunk replacing the one before; the v0.3 proto defines it (``TaskArtifactUpdateEvent``
+field 4: the chunk is appended to the artifact) and a2a_trio sends it."""
 
 
 def rebuild(events: list[m.StreamEvent], via: str) -> str:
@@ -140,7 +141,10 @@ class Judge:
 
     tasks: dict[str, Tracked[Streamed]] = attrs.field(factory=dict)
     answers: list[tuple[str, m.Task]] = attrs.field(factory=list)
-    """Tasks answered as final (a blocking send's, a cancel's): each must be as stored."""
+    """Tasks answered as final (a blocking send's, a cancel's, a get's of a finished task):
+    each must be as stored."""
+    histories: list[tuple[str, m.Task, int]] = attrs.field(factory=list)
+    """Finished tasks got with a history length: each history the stored one's tail."""
     streamed: dict[str, dict[str, Any]] = attrs.field(factory=dict)
     """The streaming sends, by their message's id (one aborted early may leave a task no
     client knows of)."""
@@ -251,7 +255,6 @@ class Judge:
     def resubscribe(self, call: dict[str, Any], asked: dict[str, Any]) -> None:
         if "error" in call:  # it ended meanwhile: a finished task has no updates (§3.1.6)
             self.error(call, "UnsupportedOperationError")
-            self.tasks[asked["id"]].ends_seen.add("ended")
             return
         events = self.events(call)
         if events:
@@ -279,6 +282,10 @@ class Judge:
         bound = history_bound(call["via"], asked.get("historyLength"))
         if bound is not None:
             assert len(task.history) <= bound, call
+        if state(task) in TERMINAL:
+            self.answers.append((call["via"], task))
+            if bound is not None:
+                self.histories.append((call["via"], task, bound))
 
     def listing(self, call: dict[str, Any], asked: dict[str, Any]) -> None:
         if self.list_refused(call):
@@ -345,16 +352,28 @@ class Judge:
             assert state(stored.task) == expected, (task_id, tracked)
             if expected == "COMPLETED":
                 assert text_of(stored.task.artifacts) == tracked.text, (task_id, tracked)
-            assert tracked.ends_seen - {"ended"} <= {expected}, (task_id, tracked)
+            assert tracked.ends_seen <= {expected}, (task_id, tracked)
             log = await check_log(store, task_id)
             for via, events in tracked.streams:
                 if via == DROPS_APPEND:
-                    log = {seq: without_append(event) for seq, event in log.items()}
-                check_stream(events, log)
+                    check_stream(events, {seq: without_append(e) for seq, e in log.items()})
+                else:
+                    check_stream(events, log)
+                # read to the end: to the task's end, or to the question an ask skill asks
+                ended = last_state(events)
+                assert ended in {expected, "INPUT_REQUIRED" if tracked.skill == "ask" else ""}
+                if ended == "COMPLETED":
+                    assert rebuild(events, via) == tracked.text, (via, events, tracked)
         for via, task in self.answers:
             stored = await store.load_task(ANONYMOUS, task.id)
             assert stored is not None
             assert task.status == stored.task.status, (via, task, stored.task)
+            assert task.artifacts == stored.task.artifacts, (via, task, stored.task)
+        for via, task, bound in self.histories:
+            stored = await store.load_task(ANONYMOUS, task.id)
+            assert stored is not None
+            tail = stored.task.history[len(stored.task.history) - bound :] if bound else ()
+            assert task.history == tail, (via, task, stored.task)
 
 
 async def run_soak(node: str, url: str, seed: int, seconds: float) -> dict[str, Any]:
@@ -385,8 +404,9 @@ async def test_js_client_soak(
         ran = await run_soak(node_path, url, seed, seconds)
         calls = ran["calls"]
         print(f"{len(calls)} calls: {dict(Counter(c['op'] for c in calls))}")
-        slowest = max(calls, key=lambda c: c["ms"])
-        print(f"slowest: {slowest['op']} over {slowest['via']}, {slowest['ms']} ms")
+        for op in sorted({c["op"] for c in calls}):
+            times = sorted(c["ms"] for c in calls if c["op"] == op)
+            print(f"{op}: median {times[len(times) // 2]} ms, slowest {times[-1]} ms")
         assert ran["seed"] == seed
         for call in calls:
             judge.call(call)
