@@ -159,6 +159,28 @@ const operations = {
       settled(entry);
     }
   },
+  // A message of every kind of part, with metadata, extensions and references: the task's
+  // first message is what was sent, as the test holds it against the store.
+  async parts(c, v, r) {
+    const text = words(r);
+    const sent = request(text, 'echo');
+    const raw = Buffer.from(Array.from({ length: 1 + below(40, r) }, () => below(256, r)));
+    sent.message.parts.push(
+      { content: { $case: 'raw', value: raw }, metadata: undefined, filename: 'b.txt', mediaType: 'text/plain' },
+      { content: { $case: 'url', value: 'https://example.com/f' }, metadata: undefined, filename: words(r), mediaType: 'text/plain' },
+      { content: { $case: 'data', value: { n: below(100, r), list: [true, null, words(r)] } }, metadata: { at: r() }, filename: '', mediaType: '' },
+    );
+    sent.message.metadata = { skillId: 'echo', nested: { k: [1, 2.5, words(r)] } };
+    sent.message.extensions = ['https://example.com/ext'];
+    sent.message.referenceTaskIds = book.tasks.slice(-2);
+    const asked = { text, message: asJson({ payload: { $case: 'message', value: sent.message } }) };
+    const entry = await logged(c.id, v, 'parts', asked, async () => {
+      const answer = await c[v].sendMessage(sent);
+      return { task: taskJson(answer), got: taskJson(await c[v].getTask({ tenant: '', id: answer.id })) };
+    });
+    if (entry.task) book.tasks.push(entry.task.task.id);
+    settled(entry);
+  },
   async start(c, v, r) {
     const skill = pick(['hold', 'trickle'], r);
     const text = skill === 'hold' ? 'hold' : words(r);
@@ -266,7 +288,7 @@ const operations = {
   },
 };
 
-const WEIGHTS = { send: 4, start: 4, stream: 6, answer: 3, resubscribe: 3, cancel: 3, get: 3, listing: 2, bad: 2 };
+const WEIGHTS = { send: 4, parts: 1, start: 4, stream: 6, answer: 3, resubscribe: 3, cancel: 3, get: 3, listing: 2, bad: 2 };
 const drawn = Object.entries(WEIGHTS).flatMap(([name, weight]) => Array(weight).fill(name));
 
 async function client(id, r) {

@@ -110,6 +110,18 @@ def rebuild(events: list[m.StreamEvent], via: str) -> str:
     return "".join(artifacts.values())
 
 
+def shown(call: dict[str, Any]) -> str:
+    """A call as ``soak.mjs`` logged it, for a failure's message."""
+    return json.dumps(call, ensure_ascii=False)
+
+
+def v03_proto_shape(message: m.Message) -> m.Message:
+    """``message`` less what the v0.3 proto (HTTP+JSON's shape) has no field for: a part's
+    file name and metadata, the referenced tasks."""
+    parts = tuple(attrs.evolve(part, filename="", metadata=None) for part in message.parts)
+    return attrs.evolve(message, parts=parts, reference_task_ids=())
+
+
 def history_bound(via: str, history_length: int | None) -> int | None:
     """The history an answer to ``history_length`` holds at most: a v1.0 0 means none (A2A
     v1.0 §3.2.4); v0.3 gives 0 no meaning of its own, and a2a_trio reads it as no limit there,
@@ -143,6 +155,8 @@ class Judge:
     answers: list[tuple[str, m.Task]] = attrs.field(factory=list)
     """Tasks answered as final (a blocking send's, a cancel's, a get's of a finished task):
     each must be as stored."""
+    first_messages: list[m.Message] = attrs.field(factory=list)
+    """The messages of every kind of part sent, as their tasks must store them."""
     histories: list[tuple[str, m.Task, int]] = attrs.field(factory=list)
     """Finished tasks got with a history length: each history the stored one's tail."""
     streamed: dict[str, dict[str, Any]] = attrs.field(factory=dict)
@@ -159,7 +173,7 @@ class Judge:
     def error(self, call: dict[str, Any], name: str) -> None:
         """The call failed as the specification's ``name`` error, as the SDK types it."""
         error = call.get("error")
-        assert error is not None, call
+        assert error is not None, shown(call)
         assert (error["class"], error["name"]) == (ERROR_CLASS_PREFIX[call["via"]] + name, name), (
             call
         )
@@ -168,24 +182,24 @@ class Judge:
         getattr(self, call["op"])(call, call["asked"])
 
     def task(self, call: dict[str, Any]) -> m.Task:
-        assert "error" not in call, call
+        assert "error" not in call, shown(call)
         task = V1.decode_stream_response(call["task"])
-        assert isinstance(task, m.Task), call
+        assert isinstance(task, m.Task), shown(call)
         return task
 
     def events(self, call: dict[str, Any]) -> list[m.StreamEvent]:
-        assert "error" not in call, call
+        assert "error" not in call, shown(call)
         events = [V1.decode_stream_response(event) for event in call["events"]]
-        assert call["end"] == "abort" or events, call
+        assert call["end"] == "abort" or events, shown(call)
         if events:
             first = events[0]
-            assert isinstance(first, m.Task), call
-            assert all(getattr(e, "task_id", first.id) == first.id for e in events), call
+            assert isinstance(first, m.Task), shown(call)
+            assert all(getattr(e, "task_id", first.id) == first.id for e in events), shown(call)
         if call["end"] == "break":
-            assert len(events) == call["asked"]["limit"], call
+            assert len(events) == call["asked"]["limit"], shown(call)
         if call["via"] == DROPS_APPEND:
             updates = [e for e in events if isinstance(e, m.TaskArtifactUpdateEvent)]
-            assert not any(update.append for update in updates), call
+            assert not any(update.append for update in updates), shown(call)
         return events
 
     # --- the operations, as soak.mjs names them --------------------------------------------
@@ -194,23 +208,41 @@ class Judge:
         task = self.task(call)
         self.track(task.id, asked["skill"], asked["text"])
         if asked["contextId"]:
-            assert task.context_id == asked["contextId"], call
+            assert task.context_id == asked["contextId"], shown(call)
         if asked["skill"] == "ask":
-            assert state(task) == "INPUT_REQUIRED", call
+            assert state(task) == "INPUT_REQUIRED", shown(call)
             return
-        assert (state(task), text_of(task.artifacts)) == ("COMPLETED", asked["text"]), call
+        assert (state(task), text_of(task.artifacts)) == ("COMPLETED", asked["text"]), shown(call)
         bound = history_bound(call["via"], asked.get("historyLength"))
-        assert len(task.history) <= (1 if bound is None else bound), call
+        assert len(task.history) <= (1 if bound is None else bound), shown(call)
         self.saw(task.id, "COMPLETED")
         self.answers.append((call["via"], task))
+
+    def parts(self, call: dict[str, Any], asked: dict[str, Any]) -> None:
+        """A message of every kind of part: the task's first message is the one sent, to
+        the client as in the store."""
+        task = self.task(call)
+        self.track(task.id, "echo", asked["text"])
+        assert (state(task), text_of(task.artifacts)) == ("COMPLETED", asked["text"]), shown(call)
+        self.saw(task.id, "COMPLETED")
+        self.answers.append((call["via"], task))
+        sent = V1.decode_stream_response(asked["message"])
+        assert isinstance(sent, m.Message)
+        sent = attrs.evolve(sent, task_id=task.id, context_id=task.context_id)
+        if call["via"] == "HTTP+JSON 0.3":
+            sent = v03_proto_shape(sent)
+        got = V1.decode_stream_response(call["got"])
+        assert isinstance(got, m.Task), shown(call)
+        assert got.history[0] == sent, f"{call['via']}\n{got.history[0]!r}\n{sent!r}"
+        self.first_messages.append(sent)
 
     def start(self, call: dict[str, Any], asked: dict[str, Any]) -> None:
         task = self.task(call)
         if asked["skill"] == "hold":
-            assert state(task) in ("SUBMITTED", "WORKING"), call
+            assert state(task) in ("SUBMITTED", "WORKING"), shown(call)
             self.track(task.id, "hold")
         else:
-            assert state(task) not in TERMINAL - {"COMPLETED"}, call
+            assert state(task) not in TERMINAL - {"COMPLETED"}, shown(call)
             self.track(task.id, "trickle", trickled(asked["text"]))
             self.saw(task.id, state(task))
 
@@ -227,7 +259,7 @@ class Judge:
             return
         tracked.streams.append((call["via"], events))
         if asked["skill"] == "ask":
-            assert last_state(events) == "INPUT_REQUIRED", call
+            assert last_state(events) == "INPUT_REQUIRED", shown(call)
         else:
             assert (last_state(events), rebuild(events, call["via"])) == ("COMPLETED", expected), (
                 call
@@ -239,16 +271,16 @@ class Judge:
         self.tasks[task_id].text = greeting
         if asked.get("streaming"):
             events = self.events(call)
-            assert call["end"] == "end", call
-            assert isinstance(events[0], m.Task) and events[0].id == task_id, call
+            assert call["end"] == "end", shown(call)
+            assert isinstance(events[0], m.Task) and events[0].id == task_id, shown(call)
             assert (last_state(events), rebuild(events, call["via"])) == ("COMPLETED", greeting), (
                 call
             )
             self.tasks[task_id].streams.append((call["via"], events))
         else:
             task = self.task(call)
-            assert task.id == task_id, call
-            assert (state(task), text_of(task.artifacts)) == ("COMPLETED", greeting), call
+            assert task.id == task_id, shown(call)
+            assert (state(task), text_of(task.artifacts)) == ("COMPLETED", greeting), shown(call)
             self.answers.append((call["via"], task))
         self.saw(task_id, "COMPLETED")
 
@@ -258,7 +290,7 @@ class Judge:
             return
         events = self.events(call)
         if events:
-            assert isinstance(events[0], m.Task) and events[0].id == asked["id"], call
+            assert isinstance(events[0], m.Task) and events[0].id == asked["id"], shown(call)
         if call["end"] == "end":
             self.tasks[asked["id"]].streams.append((call["via"], events))
             self.saw(asked["id"], last_state(events))
@@ -270,18 +302,18 @@ class Judge:
             tracked.cancels.append("not cancelable")
             return
         task = self.task(call)
-        assert (task.id, state(task)) == (asked["id"], "CANCELED"), call
+        assert (task.id, state(task)) == (asked["id"], "CANCELED"), shown(call)
         tracked.cancels.append("CANCELED")
         self.saw(task.id, "CANCELED")
         self.answers.append((call["via"], task))
 
     def get(self, call: dict[str, Any], asked: dict[str, Any]) -> None:
         task = self.task(call)
-        assert task.id == asked["id"], call
+        assert task.id == asked["id"], shown(call)
         self.saw(task.id, state(task))
         bound = history_bound(call["via"], asked.get("historyLength"))
         if bound is not None:
-            assert len(task.history) <= bound, call
+            assert len(task.history) <= bound, shown(call)
         if state(task) in TERMINAL:
             self.answers.append((call["via"], task))
             if bound is not None:
@@ -290,27 +322,27 @@ class Judge:
     def listing(self, call: dict[str, Any], asked: dict[str, Any]) -> None:
         if self.list_refused(call):
             return
-        assert "error" not in call, call
-        assert call["pageSize"] == asked["pageSize"], call
+        assert "error" not in call, shown(call)
+        assert call["pageSize"] == asked["pageSize"], shown(call)
         tasks = [V1.decode_stream_response(task) for task in call["tasks"]]
-        assert len(tasks) <= asked["pageSize"], call
+        assert len(tasks) <= asked["pageSize"], shown(call)
         for task in tasks:
-            assert isinstance(task, m.Task), call
+            assert isinstance(task, m.Task), shown(call)
             if asked["contextId"]:
-                assert task.context_id == asked["contextId"], call
+                assert task.context_id == asked["contextId"], shown(call)
             if asked["status"]:
-                assert task.status.state.value == asked["status"], call
+                assert task.status.state.value == asked["status"], shown(call)
             if "historyLength" in asked:
-                assert len(task.history) <= asked["historyLength"], call
+                assert len(task.history) <= asked["historyLength"], shown(call)
             if not asked["includeArtifacts"]:
-                assert not task.artifacts, call
+                assert not task.artifacts, shown(call)
 
     def list_refused(self, call: dict[str, Any]) -> bool:
         """Whether the call is a ListTasks through a v0.3 transport, refused by the SDK."""
         if call["via"] not in V03_LIST_REFUSAL:
             return False
         error = call["error"]
-        assert (error["class"], error["message"]) == V03_LIST_REFUSAL[call["via"]], call
+        assert (error["class"], error["message"]) == V03_LIST_REFUSAL[call["via"]], shown(call)
         return True
 
     def bad(self, call: dict[str, Any], asked: dict[str, Any]) -> None:
@@ -369,10 +401,15 @@ class Judge:
             assert stored is not None
             assert task.status == stored.task.status, (via, task, stored.task)
             assert task.artifacts == stored.task.artifacts, (via, task, stored.task)
+        for sent in self.first_messages:
+            stored = await store.load_task(ANONYMOUS, sent.task_id)
+            assert stored is not None and stored.task.history[0] == sent, (stored, sent)
         for via, task, bound in self.histories:
             stored = await store.load_task(ANONYMOUS, task.id)
             assert stored is not None
             tail = stored.task.history[len(stored.task.history) - bound :] if bound else ()
+            if via == "HTTP+JSON 0.3":
+                tail = tuple(v03_proto_shape(message) for message in tail)
             assert task.history == tail, (via, task, stored.task)
 
 
