@@ -274,11 +274,14 @@ const operations = {
     }
   },
   async bad(c, v, r) {
-    const kind = pick(['getUnknown', 'cancelUnknown', 'noSkill', 'late', 'bigPage', 'negativeHistory'], r);
+    const kinds = ['getUnknown', 'cancelUnknown', 'subscribeUnknown', 'subscribeFinished', 'noSkill', 'late', 'bigPage', 'negativeHistory'];
+    const kind = pick(kinds, r);
     const late = book.finished.length ? pick(book.finished, r) : undefined;
     const calls = {
       getUnknown: () => c[v].getTask({ tenant: '', id: newId() }),
       cancelUnknown: () => c[v].cancelTask({ tenant: '', id: newId() }),
+      subscribeUnknown: () => read((options) => c[v].resubscribeTask({ tenant: '', id: newId() }, options)),
+      subscribeFinished: late && (() => read((options) => c[v].resubscribeTask({ tenant: '', id: late }, options))),
       noSkill: () => c[v].sendMessage(request('x', 'no-such-skill')),
       late: late && (() => c[v].sendMessage(request('late', 'echo', { taskId: late }))),
       bigPage: () => c[v].listTasks({ tenant: '', pageSize: 1000, pageToken: '', contextId: '' }),

@@ -12,7 +12,7 @@ cancel's answer is the stored end, every refusal is the specification's typed er
 in the store was made by a call, no job or stream is left, nothing was logged as an error.
 
 The seed is printed; ``A2A_TRIO_JS_SOAK_SEED`` replays one (as far as the scheduling allows)
-and ``A2A_TRIO_JS_SOAK_SECONDS`` changes the load's length (6 s by default, about 10 s per
+and ``A2A_TRIO_JS_SOAK_SECONDS`` changes the load's length (6 s by default, about 12 s per
 store).
 """
 
@@ -355,6 +355,8 @@ class Judge:
             {
                 "getUnknown": "TaskNotFoundError",
                 "cancelUnknown": "TaskNotFoundError",
+                "subscribeUnknown": "TaskNotFoundError",
+                "subscribeFinished": "UnsupportedOperationError",  # no updates to come (§3.1.6)
                 "noSkill": "RequestMalformedError",
                 "late": "UnsupportedOperationError",
                 "bigPage": "RequestMalformedError",
