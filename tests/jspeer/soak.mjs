@@ -308,12 +308,13 @@ async function settle(c, running) {
   while (true) {
     const last = done;
     while (book.holding.length || book.awaiting.length) {
-      const entry = book.holding.length
-        ? await logged('settle', 'JSONRPC 1.0', 'cancel', { id: book.holding.at(-1) }, () =>
-            task(() => c['JSONRPC 1.0'].cancelTask({ tenant: '', id: book.holding.pop() })),
-          )
-        : await logged('settle', 'JSONRPC 1.0', 'answer', { skill: 'ask', text: 'last', taskId: book.awaiting.at(-1) }, () =>
-            task(() => c['JSONRPC 1.0'].sendMessage(request('last', 'ask', { taskId: book.awaiting.pop() }))),
+      const holder = book.holding.pop();
+      const id = holder ?? book.awaiting.pop();
+      const via = c['JSONRPC 1.0'];
+      const entry = holder
+        ? await logged('settle', 'JSONRPC 1.0', 'cancel', { id }, () => task(() => via.cancelTask({ tenant: '', id })))
+        : await logged('settle', 'JSONRPC 1.0', 'answer', { skill: 'ask', text: 'last', taskId: id }, () =>
+            task(() => via.sendMessage(request('last', 'ask', { taskId: id }))),
           );
       settled(entry);
     }
