@@ -224,6 +224,24 @@ const operations = {
     );
     settled(entry);
   },
+  // Two answers to one question at once, through two interfaces: one is taken, one refused.
+  async race(c, v, r) {
+    if (!book.awaiting.length) return;
+    const id = take(book.awaiting, r);
+    const vias = [v, pick(Object.keys(c).filter((k) => k !== 'id'), r)];
+    const names = [`a${below(1e6, r)}`, `b${below(1e6, r)}`];
+    const answer = async (i) => {
+      try {
+        return { task: taskJson(await c[vias[i]].sendMessage(request(names[i], 'ask', { taskId: id }))) };
+      } catch (error) {
+        return { error: { class: error.constructor.name, name: error.name } };
+      }
+    };
+    const entry = await logged(c.id, v, 'race', { taskId: id, vias, names }, async () => ({
+      answers: await Promise.all([answer(0), answer(1)]),
+    }));
+    settled({ task: entry.answers?.find((a) => a.task)?.task });
+  },
   async resubscribe(c, v, r) {
     const running = [...book.holding, ...book.trickling, ...book.awaiting];
     if (!running.length) return;
@@ -291,7 +309,7 @@ const operations = {
   },
 };
 
-const WEIGHTS = { send: 4, parts: 1, start: 4, stream: 6, answer: 3, resubscribe: 3, cancel: 3, get: 3, listing: 2, bad: 2 };
+const WEIGHTS = { send: 4, parts: 1, start: 4, stream: 6, answer: 3, race: 1, resubscribe: 3, cancel: 3, get: 3, listing: 2, bad: 2 };
 const drawn = Object.entries(WEIGHTS).flatMap(([name, weight]) => Array(weight).fill(name));
 
 async function client(id, r) {

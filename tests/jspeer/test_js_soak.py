@@ -295,6 +295,24 @@ class Judge:
             self.answers.append((call["via"], task))
         self.saw(task_id, "COMPLETED")
 
+    def race(self, call: dict[str, Any], asked: dict[str, Any]) -> None:
+        """Two answers to one question at once: one completes the task, the other is refused
+        (the task is no longer waiting for input, §3.1.1)."""
+        assert "error" not in call, shown(call)
+        taken = [i for i, answer in enumerate(call["answers"]) if "task" in answer]
+        assert len(taken) == 1, shown(call)
+        (winner,) = taken
+        refused = call["answers"][1 - winner]["error"]
+        via = asked["vias"][1 - winner]
+        name = "UnsupportedOperationError"
+        assert (refused["class"], refused["name"]) == (ERROR_CLASS_PREFIX[via] + name, name), shown(
+            call
+        )
+        self.answer(
+            {**call, "via": asked["vias"][winner], **call["answers"][winner]},
+            {"taskId": asked["taskId"], "text": asked["names"][winner]},
+        )
+
     def resubscribe(self, call: dict[str, Any], asked: dict[str, Any]) -> None:
         if "error" in call:  # it ended meanwhile: a finished task has no updates (§3.1.6)
             self.error(call, "UnsupportedOperationError")
