@@ -414,25 +414,27 @@ connection the server's timer is closing meanwhile meets a reset (the race any H
 with a server's idle timer; seed 1847200957 hit it), which the soak would count as a fault."""
 
 
-def soak_hypercorn_config() -> HypercornConfig:
+def soak_hypercorn_config(keep_alive: float = 1) -> HypercornConfig:
     """``serve``'s hypercorn settings with a short keep-alive timer: hypercorn's trio worker
     holds a keep-alive connection the client closed while idle until that timer ends (30 s in
     ``hypercorn_config``), and the descriptor check waits for the server to let go."""
     config = hypercorn_config("127.0.0.1", 0)
-    config.keep_alive_timeout = 1
+    config.keep_alive_timeout = keep_alive
     return config
 
 
 @asynccontextmanager
 async def serving_soak(
-    store: str, tmp_path: Path, config: ServerConfig
+    store: str, tmp_path: Path, config: ServerConfig, *, keep_alive: float = 1
 ) -> AsyncIterator[tuple[str, TaskRuntime]]:
     """A real server (hypercorn on 127.0.0.1 serving ``create_app``) of the soak agent on
-    ``store``: its URL and runtime inside; once the body is done, no job, subscriber,
-    connection or descriptor may be left."""
+    ``store``, closing idle connections after ``keep_alive`` seconds: its URL and runtime
+    inside; once the body is done, no job, subscriber, connection or descriptor may be left."""
     async with make_backend(store, tmp_path) as backend, trio.open_nursery() as nursery:
         app: Any = create_app(soak_agent, store=backend.url, config=config)  # ASGI types
-        (url,) = await nursery.start(partial(hypercorn.trio.serve, app, soak_hypercorn_config()))
+        (url,) = await nursery.start(
+            partial(hypercorn.trio.serve, app, soak_hypercorn_config(keep_alive))
+        )
         runtime = app.server.runtime
         pg_port = (urlsplit(backend.url).port or 5432) if store == "postgres" else None
         descriptors = partial(open_descriptors, pg_port, tmp_path)
