@@ -251,7 +251,8 @@ class MemoryTaskStore:
         bound = self._retention.max_events_per_task
         seqs = [seq for seq, _event in events]
         lowest = min(seqs)
-        if len(log) >= bound and sum(seq > lowest for seq in log) >= bound:
+        # A stream's next events are above the log's newest: only others are counted.
+        if len(log) >= bound and lowest < max(log) and sum(seq > lowest for seq in log) >= bound:
             raise below_kept_events(task_id, seqs, bound)
         kept = kept or {}
         log.update(

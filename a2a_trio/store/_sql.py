@@ -650,8 +650,8 @@ class SqlTaskStore:
         A taken sequence number raises ``ConcurrencyError``, which rolls the whole transaction
         back: the write the events belong to is refused with them; so does one below what the
         full log keeps (checked first: one indexed probe, which finds nothing for events that
-        follow on after the log).  A task deleted since it was
-        read (PostgreSQL's reads lock nothing) raises ``TaskNotFoundError``: it is gone.
+        follow on after the log).  A task deleted since it was read (PostgreSQL's reads lock
+        nothing) raises ``TaskNotFoundError``: it is gone.
         """
         if not rows:
             return
