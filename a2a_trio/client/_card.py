@@ -32,7 +32,8 @@ from ._options import DEFAULT_LIMITS, DEFAULT_TIMEOUTS, Limits, Timeouts
 from ._transport import (
     Origin,
     TrustedOrigins,
-    answered_within,
+    answered_by,
+    deadline_after,
     http_errors,
     origin,
     read_body,
@@ -147,16 +148,45 @@ async def fetch_card(
     A redirect is followed only when it stays on the origin (scheme, host, port) of ``url``
     or goes to one of ``trusted_origins`` (URLs, or a :class:`TrustedOrigins` already parsed);
     ``http``'s own ``follow_redirects`` setting is not used.  A card larger than
-    ``limits.max_body_bytes`` is not read.
+    ``limits.max_body_bytes`` is not read.  ``timeouts.card`` bounds the whole discovery:
+    every request it makes (both well-known paths, their redirects, and the look at the
+    origin's card when ``url`` has none), not each one.
 
     Raises:
         AgentCardError: no card at any well-known path, the card is not valid or too large,
             or it is redirected to another origin.
         AuthenticationRequiredError: the card is served only with credentials (HTTP 401).
-        TransportError: the server could not be reached.
+        TransportError: the server could not be reached, or the discovery was not over
+            within ``timeouts.card`` ("timed out waiting for the answer").
         ValueError: one of ``trusted_origins`` is not an ``http(s)://`` origin.
     """
-    allowed = trusted(trusted_origins).origins
+    return await _discover(
+        http,
+        url,
+        cache=cache,
+        auth=auth,
+        headers=headers,
+        timeouts=timeouts,
+        limits=limits,
+        allowed=trusted(trusted_origins).origins,
+        deadline=deadline_after(timeouts.card),
+    )
+
+
+async def _discover(
+    http: httpx.AsyncClient,
+    url: str,
+    *,
+    cache: CardCache | None,
+    auth: httpx.Auth | None,
+    headers: Mapping[str, str] | None,
+    timeouts: Timeouts,
+    limits: Limits,
+    allowed: frozenset[Origin],
+    deadline: float,
+) -> m.AgentCard:
+    """:func:`fetch_card`, every request over by the trio clock's ``deadline``."""
+    why = f"the card discovery was not over within {timeouts.card} s (Timeouts.card)"
     tried: list[str] = []
     for card_url in card_urls(url):
         if cache is not None and (card := cache.fresh(card_url)) is not None:
@@ -171,7 +201,7 @@ async def fetch_card(
                 "GET", card_url, headers=request_headers, timeout=timeouts.card_fetch()
             )
             origins = allowed | {origin(request.url)}
-            with answered_within(timeouts.card, request, "Timeouts.card"):
+            with answered_by(deadline, request, why):
                 response = await send_following(http, request, auth=auth, origins=origins)
                 if response.next_request is not None:
                     redirect = refused_redirect(f"the agent card at {card_url}", response)
@@ -210,8 +240,18 @@ async def fetch_card(
     if url.rstrip("/") == root:
         raise AgentCardError(missing)
     try:  # a path too many (``/v1``, ``/a2a``): say so when the origin is the agent
-        await fetch_card(http, root, auth=auth, headers=headers, timeouts=timeouts, limits=limits)
-    except (ClientError, A2AError):  # no agent there either: the plain answer
+        await _discover(
+            http,
+            root,
+            cache=None,
+            auth=auth,
+            headers=headers,
+            timeouts=timeouts,
+            limits=limits,
+            allowed=frozenset(),
+            deadline=deadline,
+        )
+    except (ClientError, A2AError):  # no agent there either, or no time left: the plain answer
         raise AgentCardError(missing) from None
     raise AgentCardError(f"{missing}; {root} has one: give that URL")
 

@@ -15,9 +15,11 @@ class Timeouts:
     until its answer starts: the event stream's headers, or an error answer read whole (a
     resume's included).  A peer that sends a byte now and then does not keep a call going
     past it: the call is cancelled and fails as one never answered.
-    ``card`` bounds each request for the agent card the same way: it is a static document, so
-    an address that accepts connections but answers slowly or never fails in seconds, not
-    after a blocking send's ``read``.
+    ``card`` bounds the agent card's discovery the same way, as a whole: every request it
+    makes (the two well-known paths, their redirects, and a look at the origin's own card
+    when the URL has none) ends within it, which fails with the same timeout as one request
+    never answered.  A card is a static document, so an address that accepts connections but
+    answers slowly or never fails in seconds, not after a blocking send's ``read``.
     ``stream_read`` bounds the gap between bytes on an open stream, which may last for hours:
     leave it ``None``, or make it longer than the server's keepalive interval, so an idle
     stream is never cut.

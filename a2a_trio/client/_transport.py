@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import socket
 from collections.abc import AsyncIterator, Collection, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import attrs
@@ -195,8 +195,9 @@ TIMED_OUT: dict[type[httpx.TimeoutException], str] = {
 }
 
 
-@contextmanager
-def answered_within(limit: float | None, request: httpx.Request, setting: str) -> Iterator[None]:
+def answered_within(
+    limit: float | None, request: httpx.Request, setting: str
+) -> AbstractContextManager[None]:
     """Bound a whole exchange, the answer's last byte included, by ``limit`` seconds.
 
     httpx's read timeout bounds each read only: a peer that sends a byte now and then keeps
@@ -207,10 +208,27 @@ def answered_within(limit: float | None, request: httpx.Request, setting: str) -
     Raises:
         httpx.ReadTimeout: the exchange was not over within ``limit`` seconds.
     """
-    with trio.move_on_after(math.inf if limit is None else limit) as scope:
+    why = f"not answered within {limit} s ({setting})"
+    return answered_by(deadline_after(limit), request, why)
+
+
+def deadline_after(limit: float | None) -> float:
+    """The trio clock's time ``limit`` seconds from now (``math.inf`` for ``None``)."""
+    return math.inf if limit is None else trio.current_time() + limit
+
+
+@contextmanager
+def answered_by(deadline: float, request: httpx.Request, why: str) -> Iterator[None]:
+    """Bound an exchange by the trio clock's ``deadline``, which several exchanges may share
+    (the requests of one card discovery); as :func:`answered_within` otherwise.
+
+    Raises:
+        httpx.ReadTimeout: ``why``: the exchange was not over by ``deadline``.
+    """
+    with trio.move_on_at(deadline) as scope:
         yield
     if scope.cancelled_caught:
-        raise httpx.ReadTimeout(f"not answered within {limit} s ({setting})", request=request)
+        raise httpx.ReadTimeout(why, request=request)
 
 
 @contextmanager

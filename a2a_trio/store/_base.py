@@ -37,6 +37,7 @@ import attrs
 from .. import model as m
 from ..errors import (
     FIELD,
+    ConcurrencyError,
     InvalidParamsError,
     InvalidTransitionError,
     Phrase,
@@ -223,8 +224,9 @@ class TaskStore(Protocol):
     ) -> StoredTask:
         """Apply ``update`` and log ``events`` in one transaction (as ``append_events`` would).
 
-        Raises ``TaskNotFoundError`` when absent in this scope; a taken sequence number raises
-        ``ConcurrencyError`` and neither the task nor its log changes.
+        Raises ``TaskNotFoundError`` when absent in this scope; a taken sequence number (or one
+        below what a full log keeps) raises ``ConcurrencyError`` and neither the task nor its
+        log changes.
         """
         ...
 
@@ -271,7 +273,9 @@ class TaskStore(Protocol):
     ) -> None:
         """Add events to the task's log, dropping the oldest beyond the retention bound.
 
-        A sequence number already in the log raises ``ConcurrencyError`` and adds nothing.
+        A sequence number already in the log raises ``ConcurrencyError`` and adds nothing; so
+        does one below the numbers a full log keeps (the log already holds the bound's worth of
+        newer events): it was logged and trimmed away, or could only be dropped at once.
         """
         ...
 
@@ -357,6 +361,17 @@ def check_events(events: Sequence[SequencedEvent]) -> None:
     seqs = [seq for seq, _event in events]
     if any(seq < 1 for seq in seqs) or len(set(seqs)) != len(seqs):
         raise ValueError(f"event sequence numbers must be positive and distinct: {seqs}")
+
+
+def below_kept_events(task_id: str, seqs: Sequence[int], bound: int) -> ConcurrencyError:
+    """The error for an event write numbered below what the task's full log keeps: its
+    numbers were logged and trimmed away, or could only be dropped at once, so the write is
+    refused as one of a taken number is (``seqs``: the write's numbers)."""
+    return ConcurrencyError(
+        f"task {task_id} already logged events past {min(seqs)}: its log keeps the newest"
+        f" {bound} and holds that many above it, so events {sorted(seqs)} are refused as"
+        " already logged"
+    )
 
 
 def prepare_push_config(config: m.TaskPushNotificationConfig) -> m.TaskPushNotificationConfig:

@@ -33,6 +33,7 @@ from ._base import (
     TaskQuery,
     TaskUpdate,
     apply_update,
+    below_kept_events,
     check_events,
     check_history_length,
     check_new_task,
@@ -236,7 +237,8 @@ class MemoryTaskStore:
         kept: dict[int, m.StreamEvent] | None = None,
     ) -> None:
         """Add ``events`` (checked by the caller) to ``log``, all or none (raising first), then
-        trim it to the bound.
+        trim it to the bound.  A number taken, or below what the full log keeps, refuses them
+        all.
 
         ``kept``: this store's copies of some of them, by ``id`` (a new task is usually its
         first event too), which need not be copied again.
@@ -246,6 +248,12 @@ class MemoryTaskStore:
         taken = [seq for seq, _event in events if seq in log]
         if taken:
             raise ConcurrencyError(f"task {task_id} already has events {taken}")
+        bound = self._retention.max_events_per_task
+        seqs = [seq for seq, _event in events]
+        lowest = min(seqs)
+        # A stream's next events are above the log's newest: only others are counted.
+        if len(log) >= bound and lowest < max(log) and sum(seq > lowest for seq in log) >= bound:
+            raise below_kept_events(task_id, seqs, bound)
         kept = kept or {}
         log.update(
             [
@@ -253,7 +261,7 @@ class MemoryTaskStore:
                 for seq, event in events
             ]
         )
-        for seq in sorted(log)[: -self._retention.max_events_per_task]:
+        for seq in sorted(log)[:-bound]:
             del log[seq]
 
     async def load_events(

@@ -46,6 +46,7 @@ from ._base import (
     TaskQuery,
     TaskUpdate,
     apply_update,
+    below_kept_events,
     check_events,
     check_history_length,
     check_new_task,
@@ -219,6 +220,13 @@ def _trim_sql(task: str, newest: str) -> str:
         " LIMIT 1 OFFSET ?) END"
     )
 
+
+_NEWER_LOGGED = (
+    "SELECT count(*) FROM (SELECT 1 FROM a2a_task_events WHERE task_id = ? AND seq > ?"
+    " LIMIT ?) AS newer"
+)
+"""How many events the log holds above a number, counted up to the bound: at the bound, the
+number is below what the log keeps (parameters: the task id, the number, the bound)."""
 
 _TRIM_LOGGED = _trim_sql("?", "(SELECT max(seq) FROM a2a_task_events WHERE task_id = ?)")
 """Trims a log after the write's events went in."""
@@ -640,20 +648,24 @@ class SqlTaskStore:
         """Insert the rows in ``tx``, then trim the log to the retention bound.
 
         A taken sequence number raises ``ConcurrencyError``, which rolls the whole transaction
-        back: the write the events belong to is refused with them.  A task deleted since it was
-        read (PostgreSQL's reads lock nothing) raises ``TaskNotFoundError``: it is gone.
+        back: the write the events belong to is refused with them; so does one below what the
+        full log keeps (checked first: one indexed probe, which finds nothing for events that
+        follow on after the log).  A task deleted since it was read (PostgreSQL's reads lock
+        nothing) raises ``TaskNotFoundError``: it is gone.
         """
         if not rows:
             return
+        seqs = [seq for _task_id, seq, _event in rows]
+        bound = self._retention.max_events_per_task
+        if tx.run(_NEWER_LOGGED, (task_id, min(seqs), bound)).fetchone()[0] >= bound:
+            raise below_kept_events(task_id, seqs, bound)
         try:
             for row in rows:
                 tx.run("INSERT INTO a2a_task_events (task_id, seq, event) VALUES (?, ?, ?)", row)
         except self._dialect.integrity_error as exc:
             if self._dialect.missing_task(exc):
                 raise TaskNotFoundError(f"Task {task_id} not found") from None
-            seqs = [seq for _task_id, seq, _event in rows]
             raise ConcurrencyError(f"task {task_id} already has some of events {seqs}") from None
-        bound = self._retention.max_events_per_task
         tx.run(_TRIM_LOGGED, (task_id, task_id, task_id, bound, task_id, bound))
 
     async def load_events(

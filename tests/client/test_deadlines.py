@@ -18,7 +18,15 @@ import pytest
 import trio
 
 from a2a_trio import model as m
-from a2a_trio.client import Client, Reconnect, Timeouts, TransportError, fetch_card, open_client
+from a2a_trio.client import (
+    AgentCardError,
+    Client,
+    Reconnect,
+    Timeouts,
+    TransportError,
+    fetch_card,
+    open_client,
+)
 from a2a_trio.wire import V1, dumps
 
 from .stub_agent import Reply, Request, card_for, http_answer, open_stub_agent, rpc_result
@@ -77,6 +85,100 @@ async def test_a_card_dribbled_a_byte_at_a_time_ends_at_timeouts_card() -> None:
         "timed out waiting for the answer"
     )
     assert "(Timeouts.card)" in str(caught.value.__cause__)
+
+
+def slow_card_requests(answer: Any) -> Callable[[Request, Reply], Awaitable[None]]:
+    """A handler answering every GET with ``answer(request)`` (a whole HTTP answer, or
+    ``None``: no answer ever) in six pieces 50 ms apart, about 0.3 s for each request."""
+
+    async def handler(request: Request, reply: Reply) -> None:
+        data = answer(request)
+        if data is None:
+            await trio.sleep_forever()
+        await reply.dribble(data, gap=BYTE_GAP, piece=len(data) // 6 + 1)
+
+    return handler
+
+
+async def fetch_the_card(url: str, timeouts: Timeouts) -> None:
+    async with httpx.AsyncClient() as http:
+        await fetch_card(http, url, timeouts=timeouts)
+
+
+async def open_a_client(url: str, timeouts: Timeouts) -> None:
+    async with open_client(url, timeouts=timeouts):
+        pass
+
+
+@pytest.mark.parametrize("discover", [fetch_the_card, open_a_client])
+async def test_a_discovery_of_slow_answers_ends_at_timeouts_card_as_a_whole(
+    discover: Callable[[str, Timeouts], Awaitable[None]],
+) -> None:
+    """Every card request of a URL with a path too many is answered 404 in about 0.3 s,
+    within a 0.5 s ``card`` each: the bound was each request's, so the discovery made all
+    four (two well-known paths, then the same at the origin, to say "give that URL") and
+    took four times as long.  The bound is the discovery's: it ends at 0.5 s, in its second
+    request, with the timeout a single slow request gets, and the origin is never asked."""
+    not_found = http_answer(404, b'{"error": "not found"}')
+    async with open_stub_agent(slow_card_requests(lambda r: not_found), serves_card=False) as agent:
+        with trio.fail_after(GUARD), pytest.raises(TransportError) as caught:
+            await discover(agent.url + "/v1", Timeouts(read=None, card=BOUND))
+    message = str(caught.value)
+    assert message.startswith(f"fetching the agent card at {agent.url}/v1/.well-known/agent")
+    assert message.endswith(": timed out waiting for the answer")
+    assert "(Timeouts.card)" in str(caught.value.__cause__)  # the CLI's --timeout hint
+    assert 1 <= len(agent.requests) <= 2
+    assert all(request.path.startswith("/v1/") for request in agent.requests)
+
+
+async def test_a_discovery_of_several_quick_answers_within_the_bound_succeeds() -> None:
+    """Three requests (a 404 at the v1.0 path, a redirect on the origin at the v0.3 path, the
+    card), each about 0.3 s: within the discovery's bound together, the card is read."""
+
+    def answer(request: Request) -> bytes:
+        if request.path == "/.well-known/agent.json":
+            return b"HTTP/1.1 302 X\r\nlocation: /cards/agent.json\r\ncontent-length: 0\r\n\r\n"
+        if request.path == "/cards/agent.json":
+            return http_answer(200, dumps(card_for(f"http://{request.headers['host']}")))
+        return http_answer(404, b"{}")
+
+    async with open_stub_agent(slow_card_requests(answer), serves_card=False) as agent:
+        with trio.fail_after(60):
+            async with open_client(agent.url, timeouts=Timeouts(card=30)) as client:
+                assert client.card.name == "stub"
+    assert [request.path for request in agent.requests] == [
+        "/.well-known/agent-card.json",
+        "/.well-known/agent.json",
+        "/cards/agent.json",
+    ]
+
+
+async def test_the_look_at_the_origin_gets_what_is_left_of_the_bound() -> None:
+    """No card under the path (404s in about 0.3 s each); the origin has one, which takes
+    0.6 s to come.  That look had a whole ``card`` per request of its own, so the discovery
+    said "give that URL" after 1.2 s of a 1 s bound; it now gets what is left of the bound,
+    is cut with it, and the answer is the plain one."""
+
+    async def handler(request: Request, reply: Reply) -> None:
+        if request.path.startswith("/v1/"):
+            await slow_card_requests(lambda r: http_answer(404, b"{}"))(request, reply)
+            return
+        card = http_answer(200, dumps(card_for(f"http://{request.headers['host']}")))
+        await reply.dribble(card, gap=BYTE_GAP, piece=len(card) // 12 + 1)
+
+    async with (
+        open_stub_agent(handler, serves_card=False) as agent,
+        httpx.AsyncClient() as http,
+    ):
+        with trio.fail_after(GUARD), pytest.raises(AgentCardError) as caught:
+            await fetch_card(http, agent.url + "/v1", timeouts=Timeouts(read=None, card=1))
+    tried = f"{agent.url}/v1/.well-known/agent-card.json, {agent.url}/v1/.well-known/agent.json"
+    assert str(caught.value) == f"no agent card found (tried {tried})"
+    assert [request.path for request in agent.requests] == [
+        "/v1/.well-known/agent-card.json",
+        "/v1/.well-known/agent.json",
+        "/.well-known/agent-card.json",
+    ]
 
 
 async def test_a_stream_whose_answer_starts_a_byte_at_a_time_ends_at_timeouts_read() -> None:

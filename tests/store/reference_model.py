@@ -103,6 +103,15 @@ class ReferenceStore:
             raise TaskNotFoundError(task_id)
         return row
 
+    def _refuse_logged(self, row: Row, events: Sequence[tuple[int, m.StreamEvent]]) -> None:
+        """A number in the log, or one with the bound's worth of newer numbers logged (trimmed
+        away, or it would be dropped at once), is taken as already logged."""
+        seqs = [seq for seq, _event in events]
+        if any(seq in row.events for seq in seqs):
+            raise ConcurrencyError(seqs)
+        if seqs and len([seq for seq in row.events if seq > min(seqs)]) >= self.max_events:
+            raise ConcurrencyError(seqs)
+
     def _log(self, row: Row, events: Sequence[tuple[int, m.StreamEvent]]) -> None:
         row.events.update(events)
         for seq in sorted(row.events)[: -self.max_events]:
@@ -156,8 +165,7 @@ class ReferenceStore:
                 raise InvalidTransitionError(task_id)
             status = m.TaskStatus(update.state, update.status_message, update.timestamp or now)
             stamped = update.timestamp is None
-        if any(seq in row.events for seq, _event in events):
-            raise ConcurrencyError(task_id)
+        self._refuse_logged(row, events)
         metadata = task.metadata
         if update.metadata:
             metadata = {**(metadata or {}), **update.metadata}
@@ -220,8 +228,7 @@ class ReferenceStore:
     ) -> None:
         check_events(events)
         row = self.existing(scope, task_id)
-        if any(seq in row.events for seq, _event in events):
-            raise ConcurrencyError(task_id)
+        self._refuse_logged(row, events)
         self._log(row, events)
 
     def set_config(

@@ -800,6 +800,45 @@ async def test_the_event_log_keeps_only_the_newest(backend: Backend) -> None:
         assert await store.load_events(ANONYMOUS, other.id) == ((1, message),)
 
 
+async def test_an_event_below_what_a_full_log_keeps_is_refused_as_logged(
+    backend: Backend,
+) -> None:
+    """A number with the bound's worth of newer events logged was logged and trimmed away (or
+    could only be dropped at once): the stores took it and dropped it, the write acknowledged;
+    it is refused as a taken number is, the whole write with it.  Below the lowest kept number
+    of a log not yet full, or in a gap a full log keeps, a number is still taken in."""
+    async with open_store(backend.url, retention=Retention(max_events_per_task=3)) as store:
+        message = agent_says("e")
+        stored = await store.create_task(ANONYMOUS, a_task())
+        task_id = stored.task.id
+        await store.append_events(ANONYMOUS, task_id, [(seq, message) for seq in (1, 3, 5, 7)])
+        kept = await store.load_events(ANONYMOUS, task_id)
+        assert [seq for seq, _event in kept] == [3, 5, 7]
+        for seqs in ([1], [2], [2, 8]):
+            events = [(seq, agent_says(f"late {seq}")) for seq in seqs]
+            with pytest.raises(ConcurrencyError, match="refused as already logged"):
+                await store.append_events(ANONYMOUS, task_id, events)
+            with pytest.raises(ConcurrencyError, match="refused as already logged"):
+                await store.update_task(
+                    ANONYMOUS,
+                    task_id,
+                    TaskUpdate(state=S.WORKING, messages=(agent_says("late"),)),
+                    expected_version=stored.version,
+                    events=events,
+                )
+        assert await store.load_events(ANONYMOUS, task_id) == kept
+        assert await store.load_task(ANONYMOUS, task_id) == stored
+        await store.append_events(ANONYMOUS, task_id, [(4, message)])  # a gap the log keeps
+        kept = await store.load_events(ANONYMOUS, task_id)
+        assert [seq for seq, _event in kept] == [4, 5, 7]
+        with pytest.raises(ConcurrencyError, match="refused as already logged"):
+            await store.append_events(ANONYMOUS, task_id, [(3, message)])  # trimmed just now
+        young = (await store.create_task(ANONYMOUS, a_task(), events=[(5, message)])).task
+        await store.update_task(ANONYMOUS, young.id, TaskUpdate(), events=[(2, message)])
+        kept = await store.load_events(ANONYMOUS, young.id)
+        assert [seq for seq, _event in kept] == [2, 5]
+
+
 @pytest.mark.parametrize("seed", range(3))
 async def test_the_event_log_keeps_exactly_the_newest_whatever_the_writes(
     backend: Backend, seed: int
@@ -807,8 +846,8 @@ async def test_the_event_log_keeps_exactly_the_newest_whatever_the_writes(
     """After every write the log is the newest events of what it held and what was added: a
     running task's stream (from two store instances in turns, sometimes with gaps or several
     events), events in gaps, below the oldest and beyond (written with the task or appended),
-    more events than the bound at once, and refused writes of a taken number, which change
-    nothing."""
+    more events than the bound at once, and refused writes of a taken number or of one below
+    what the full log keeps, which change nothing."""
     rng = random.Random(seed)
     bound = 4
     retention = Retention(max_events_per_task=bound)
@@ -837,6 +876,8 @@ async def test_the_event_log_keeps_exactly_the_newest_whatever_the_writes(
                 seqs = list(range(top + 1, top + bound + 2))
             events = [(seq, agent_says(str(seq))) for seq in seqs]
             update = TaskUpdate(messages=(agent_says(f"step {step}"),))
+            newer = [n for n in log if n > min(seqs)]
+            logged = any(seq in log for seq in seqs) or len(newer) >= bound
             try:
                 if kind in ("gap", "below") and rng.random() < 0.5:
                     await store.append_events(ANONYMOUS, task_id, events)
@@ -845,10 +886,10 @@ async def test_the_event_log_keeps_exactly_the_newest_whatever_the_writes(
                         ANONYMOUS, task_id, update, expected_version=stored.version, events=events
                     )
             except ConcurrencyError:
-                assert kind == "taken"
+                assert logged, f"step {step}: {kind} {seqs} refused"
                 assert (await one.task_version(ANONYMOUS, task_id)) == stored.version
             else:
-                assert kind != "taken"
+                assert not logged, f"step {step}: {kind} {seqs} taken in"
                 log = sorted({*log, *seqs})[-bound:]
             kept = await one.load_events(ANONYMOUS, task_id)
             assert [seq for seq, _event in kept] == log, f"step {step}: {kind} {seqs}"
