@@ -59,6 +59,14 @@ def run(
     )
 
 
+def started(*args: str) -> subprocess.Popen[str]:
+    """The command running in the background, its output piped, for a test to read as it
+    goes (use it as a context manager)."""
+    return subprocess.Popen(
+        [SCRIPT, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV
+    )
+
+
 def ok_json(*args: str) -> Any:
     result = run(*args, "--json")
     assert result.returncode == 0, result.stderr
@@ -151,13 +159,7 @@ def test_get_list_cancel(sdk_agent: str, capsys: pytest.CaptureFixture[str]) -> 
 
 def test_subscribe_follows_until_the_task_ends(sdk_agent: str) -> None:
     running = ok_json("send", sdk_agent, "wait", "--no-wait")["task"]
-    with subprocess.Popen(
-        [SCRIPT, "subscribe", sdk_agent, running["id"], "--json"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=ENV,
-    ) as follower:
+    with started("subscribe", sdk_agent, running["id"], "--json") as follower:
         assert follower.stdout is not None
         first = json.loads(follower.stdout.readline())  # subscribed: the task comes first
         assert first["task"]["id"] == running["id"]
@@ -823,13 +825,7 @@ def test_a_stream_stopped_with_ctrl_c_says_how_to_follow_the_task_on(
     events, none of them twice.  Before, the command said nothing and the user had to find
     the task's id and an event id in the output."""
     _, url = served_demo
-    with subprocess.Popen(
-        [SCRIPT, "stream", url, "6", "--skill", "countdown", "--json"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=ENV,
-    ) as proc:
+    with started("stream", url, "6", "--skill", "countdown", "--json") as proc:
         assert proc.stdout is not None
         shown = [json.loads(proc.stdout.readline()) for _ in range(3)]
         proc.send_signal(signal.SIGINT)
