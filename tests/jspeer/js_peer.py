@@ -7,11 +7,10 @@ node or without them the tests skip, saying what is missing; under ``CI`` they f
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
-import pytest
+from prerequisites import missing_prerequisite
 
 HERE = Path(__file__).parent
 
@@ -28,8 +27,5 @@ def node() -> str:
         missing = f"@a2a-js/sdk {pinned} is not installed (run: npm ci --prefix tests/jspeer)"
     else:
         return executable
-    if os.environ.get("CI"):
-        pytest.fail(
-            f"{missing}: CI must run the JavaScript SDK interop tests (scripts/test.sh installs it)"
-        )
-    pytest.skip(missing)
+    ci_reason = "CI must run the JavaScript SDK interop tests (scripts/test.sh installs it)"
+    missing_prerequisite(missing, in_ci=f"{missing}: {ci_reason}")

@@ -16,6 +16,7 @@ import attrs
 import psycopg
 import pytest
 import trio
+from prerequisites import missing_prerequisite
 
 from a2a_trio.store import TaskStore, open_store
 
@@ -34,9 +35,10 @@ def pg_base_url() -> str:
     """The test server's URL, or skip (locally) / fail (in CI) when there is none."""
     url = os.environ.get(PG_URL_VARIABLE, "")
     if not url:
-        if os.environ.get("CI"):
-            pytest.fail(f"{PG_URL_VARIABLE} is not set: CI must run the PostgreSQL tests")
-        pytest.skip(f"{PG_URL_VARIABLE} is not set (run scripts/postgres.sh start)")
+        missing_prerequisite(
+            f"{PG_URL_VARIABLE} is not set (run scripts/postgres.sh start)",
+            in_ci=f"{PG_URL_VARIABLE} is not set: CI must run the PostgreSQL tests",
+        )
     return url
 
 
