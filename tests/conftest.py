@@ -23,3 +23,13 @@ def unused_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
     return port
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test marked ``postgres`` looks for its server here, before its fixtures run: a skip
+    raised in an async fixture, inside pytest-trio's run, reaches the report as a bare
+    "Skipped" without its reason."""
+    if item.get_closest_marker("postgres") is not None:
+        from store.conftest import pg_base_url
+
+        pg_base_url()
