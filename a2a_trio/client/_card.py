@@ -157,7 +157,8 @@ async def fetch_card(
             or it is redirected to another origin.
         AuthenticationRequiredError: the card is served only with credentials (HTTP 401).
         TransportError: the server could not be reached, or the discovery was not over
-            within ``timeouts.card`` ("timed out waiting for the answer").
+            within ``timeouts.card`` ("timed out waiting for the answer"), the look at the
+            origin's card included.
         ValueError: one of ``trusted_origins`` is not an ``http(s)://`` origin.
     """
     return await _discover(
@@ -170,6 +171,7 @@ async def fetch_card(
         limits=limits,
         allowed=trusted(trusted_origins).origins,
         deadline=deadline_after(timeouts.card),
+        purpose="",
     )
 
 
@@ -184,8 +186,10 @@ async def _discover(
     limits: Limits,
     allowed: frozenset[Origin],
     deadline: float,
+    purpose: str,
 ) -> m.AgentCard:
-    """:func:`fetch_card`, every request over by the trio clock's ``deadline``."""
+    """:func:`fetch_card`, every request over by the trio clock's ``deadline``; ``purpose``
+    follows each card URL in the errors (why that URL is asked, when the caller did not)."""
     why = f"the card discovery was not over within {timeouts.card} s (Timeouts.card)"
     tried: list[str] = []
     for card_url in card_urls(url):
@@ -195,7 +199,7 @@ async def _discover(
         etag = cache.etag(card_url) if cache is not None else ""
         if etag:
             request_headers["If-None-Match"] = etag
-        what = f"fetching the agent card at {card_url}"
+        what = f"fetching the agent card at {card_url}{purpose}"
         with http_errors(what):
             request = http.build_request(
                 "GET", card_url, headers=request_headers, timeout=timeouts.card_fetch()
@@ -250,9 +254,12 @@ async def _discover(
             limits=limits,
             allowed=frozenset(),
             deadline=deadline,
+            purpose=f" (the origin's, as there is none at {', '.join(tried)})",
         )
-    except (ClientError, A2AError):  # no agent there either, or no time left: the plain answer
-        raise AgentCardError(missing) from None
+    except (ClientError, A2AError) as exc:
+        if isinstance(exc.__cause__, httpx.TimeoutException):
+            raise  # the look was cut short: the caller may give the discovery more time
+        raise AgentCardError(missing) from None  # no agent there either: the plain answer
     raise AgentCardError(f"{missing}; {root} has one: give that URL")
 
 

@@ -141,6 +141,28 @@ async def test_a_wrong_target_is_one_line_saying_why(
     assert "<html" not in stderr
 
 
+async def none_under_v1_and_a_silent_origin(request: Request, reply: Reply) -> None:
+    if request.path.startswith("/v1/"):
+        await reply.send(404, HTML_PAGE, "text/html")
+        return
+    await trio.sleep_forever()
+
+
+async def test_a_discovery_cut_at_the_origin_is_a_timeout_with_the_remedy() -> None:
+    """No card under the URL's path, and the look at the origin's card (for a "give that URL"
+    hint) is never answered: the command said "no agent card found", as if more time would
+    not have told; it says the discovery timed out, and how to wait longer."""
+    async with open_stub_agent(none_under_v1_and_a_silent_origin, serves_card=False) as server:
+        result = await run_cli(["card", "--timeout", "0.5"], server.url + "/v1")
+    stderr = result.stderr.decode()
+    assert (result.returncode, result.stdout) == (2, b""), stderr
+    tried = f"{server.url}/v1{CARD}, {server.url}/v1/.well-known/agent.json"
+    assert stderr == (
+        f"error: fetching the agent card at {server.url}{CARD} (the origin's, as there is none"
+        f" at {tried}): timed out waiting for the answer{TIMEOUT_HINT}\n"
+    )
+
+
 def test_a_host_name_that_does_not_resolve_says_so(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = in_process(capsys, "get", "http://no-such-agent.invalid", "t1")
     assert (code, out) == (2, "")

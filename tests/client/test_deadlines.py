@@ -19,7 +19,6 @@ import trio
 
 from a2a_trio import model as m
 from a2a_trio.client import (
-    AgentCardError,
     Client,
     Reconnect,
     Timeouts,
@@ -156,8 +155,9 @@ async def test_a_discovery_of_several_quick_answers_within_the_bound_succeeds() 
 async def test_the_look_at_the_origin_gets_what_is_left_of_the_bound() -> None:
     """No card under the path (404s in about 0.3 s each); the origin has one, which takes
     0.6 s to come.  That look had a whole ``card`` per request of its own, so the discovery
-    said "give that URL" after 1.2 s of a 1 s bound; it now gets what is left of the bound,
-    is cut with it, and the answer is the plain one."""
+    said "give that URL" after 1.2 s of a 1 s bound; it now gets what is left of the bound and
+    is cut with it.  The answer is a timeout, as for any other request of the discovery (it
+    said "no agent card found", which more time would have turned into "give that URL")."""
 
     async def handler(request: Request, reply: Reply) -> None:
         if request.path.startswith("/v1/"):
@@ -170,10 +170,14 @@ async def test_the_look_at_the_origin_gets_what_is_left_of_the_bound() -> None:
         open_stub_agent(handler, serves_card=False) as agent,
         httpx.AsyncClient() as http,
     ):
-        with trio.fail_after(GUARD), pytest.raises(AgentCardError) as caught:
+        with trio.fail_after(GUARD), pytest.raises(TransportError) as caught:
             await fetch_card(http, agent.url + "/v1", timeouts=Timeouts(read=None, card=1))
     tried = f"{agent.url}/v1/.well-known/agent-card.json, {agent.url}/v1/.well-known/agent.json"
-    assert str(caught.value) == f"no agent card found (tried {tried})"
+    assert str(caught.value) == (
+        f"fetching the agent card at {agent.url}/.well-known/agent-card.json (the origin's, as"
+        f" there is none at {tried}): timed out waiting for the answer"
+    )
+    assert "(Timeouts.card)" in str(caught.value.__cause__)  # the CLI's --timeout hint
     assert [request.path for request in agent.requests] == [
         "/v1/.well-known/agent-card.json",
         "/v1/.well-known/agent.json",
