@@ -156,6 +156,27 @@ async def test_v03_card_shape(http: httpx.AsyncClient) -> None:
     ]
 
 
+async def test_v03_card_repeats_its_main_interface_and_sdk_clients_use_it(base_url: str) -> None:
+    """v0.3 §5.6.2/§5.6.4: ``additionalInterfaces`` SHOULD list the main ``url`` and
+    ``preferredTransport`` too, and the card does.  The SDK's own v0.3 cards list only the
+    others, and its resolver puts the main interface before every additional one, so it reads
+    a2a_trio's main interface twice: harmless, its client still talks to the main ``url``."""
+    base = base_url.rstrip("/")
+    async with httpx.AsyncClient() as http:
+        resolver = A2ACardResolver(http, base_url)
+        card = await resolver.get_agent_card(relative_card_path="/.well-known/agent.json")
+    assert [(i.protocol_binding, i.url) for i in card.supported_interfaces] == [
+        ("JSONRPC", base + "/"),  # the main url
+        ("JSONRPC", base + "/"),  # additionalInterfaces, main first
+        ("HTTP+JSON", base),
+    ]
+    client = await sdk_client(base_url, "JSONRPC", "/.well-known/agent.json")
+    try:
+        assert client._transport.url == base + "/"
+    finally:
+        await client.close()
+
+
 async def test_apcore_a2a_client_speaks_v03(base_url: str) -> None:
     message = {
         "kind": "message",

@@ -82,6 +82,8 @@ const report = { protocolVersion: client.protocolVersion, transport: client.tran
 
 const card = await client.getAgentCard();
 report.card = { name: card.name, skills: card.skills.map((s) => s.id) };
+report.interfaces = card.supportedInterfaces.map((i) => [i.protocolBinding, i.url]);
+report.endpoint = client.transport.endpoint;
 
 const sent = await client.sendMessage(request('blocking', 'echo'));
 report.send = summary(sent);

@@ -113,6 +113,12 @@ async def test_js_client_drives_a2a_trio(
     seen = await js_client(node_path, served.url, binding, version)
     assert (seen["transport"], seen["protocolVersion"]) == (transport, version)
     assert seen["card"] == {"name": agent.name, "skills": [s.id for s in agent.skills]}
+    base = served.url.rstrip("/")
+    main, rest = ["JSONRPC", base + "/"], ["HTTP+JSON", base]
+    # The v0.3 card repeats its main interface in additionalInterfaces (v0.3 §5.6.2), and the
+    # SDK reads it twice: harmless, it talks to the URL its card gives for the binding.
+    assert seen["interfaces"] == ([main, main, rest] if version == "0.3" else [main, rest] * 2)
+    assert seen["endpoint"] == (main if binding == "JSONRPC" else rest)[1]
 
     sent = await served.task(seen["send"]["id"])
     assert seen["send"] == summary(sent) | {"artifacts": ["blocking"]}
