@@ -31,15 +31,24 @@ from ._rest import (
 from ._rpc_methods import Decode, Method, StreamingMethod, UnaryMethod
 from ._rpc_v03 import V03_CARD_MENTIONS, V03_METHODS, ends_resubscription
 
-_V03_STATES: Final = frozenset(V03.spell(state) for state in m.TaskState)
+
+def _query_form(value: str) -> str:
+    return value.strip().lower().removeprefix("task_state_").replace("_", "-")
+
+
+_V03_STATES: Final = {
+    _query_form(spelled): V03.spell(state)
+    for state in m.TaskState
+    for spelled in (V03.spell(state), V03_PROTO.spell(state))
+}
 
 
 def _v03_state(name: str, value: str) -> str:
-    """``working``, ``input-required`` and ``TASK_STATE_WORKING`` name the same state (read
-    by the v0.3 JSON-RPC decoder, which takes the first form)."""
-    state = value.strip().lower().removeprefix("task_state_").replace("_", "-")
-    state = "canceled" if state == "cancelled" else state
-    if state not in _V03_STATES:
+    """``working``, ``input-required`` and ``TASK_STATE_WORKING`` name the same state, in the
+    form the v0.3 JSON-RPC decoder reads (the first).  The proto's zero value,
+    ``TASK_STATE_UNSPECIFIED``, is JSON-RPC's ``unknown``: no filter, as on v1.0."""
+    state = _V03_STATES.get(_query_form(value))
+    if state is None:
         raise unknown_state(name, value, V03_PROTO.spell)
     return state
 

@@ -104,6 +104,13 @@ report.list = await thrown(async () => {
   const page = await client.listTasks({ tenant: '', contextId, status, pageSize: 10, pageToken: '' });
   return page.tasks.map((t) => t.id);
 });
+// A caller outside the SDK's types that leaves the status out: the JSON-RPC transport writes
+// it as "UNRECOGNIZED", the HTTP+JSON one leaves it out of the query.
+report.listUnset = await thrown(async () => {
+  const { contextId } = sent;
+  const page = await client.listTasks({ tenant: '', contextId, pageSize: 10, pageToken: '' });
+  return page.tasks.map((t) => t.id);
+});
 
 // A task that waits until canceled: followed by resubscribe, canceled while followed.
 const running = await client.sendMessage(request(randomUUID(), 'gated', { returnImmediately: true }));

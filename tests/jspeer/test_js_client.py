@@ -128,6 +128,15 @@ async def test_js_client_drives_a2a_trio(
         assert seen["list"] == {"returned": [sent.id]}  # listed by the sent task's context
     else:
         assert {"error": seen["list"]["error"], "message": seen["list"]["message"]} == v03_list
+    # The status left out: over JSON-RPC the SDK sends "UNRECOGNIZED", which names no state
+    # and is refused as invalid params (-32602) listing them; the HTTP+JSON query leaves it out.
+    unset = seen["listUnset"]
+    if (binding, version) == ("JSONRPC", "1.0"):
+        assert unset["error"] == "JsonRpcRequestMalformedError", unset
+        assert unset["message"].startswith("$.params.status: unknown TaskState 'UNRECOGNIZED'")
+        assert "TASK_STATE_WORKING" in unset["message"]
+    else:
+        assert unset == seen["list"]
 
     streamed = seen["stream"]
     assert [e["kind"] for e in streamed] == ["task", "status", "status", "artifact", "status"]
