@@ -9,7 +9,7 @@ have the v0.3 JSON-RPC params' keys, so they reuse its decoders too.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, Final
 
 from .. import model as m
@@ -28,7 +28,7 @@ from ._rest import (
     string,
     unknown_state,
 )
-from ._rpc_methods import Decode, Method, StreamingMethod, UnaryMethod
+from ._rpc_methods import Decode, Method, StreamingMethod, UnaryMethod, task_list_encoder
 from ._rpc_v03 import V03_CARD_MENTIONS, V03_METHODS, ends_resubscription
 
 
@@ -114,8 +114,9 @@ _BODIES: Final = {
     "message/stream": _proto_params(m.SendMessageRequest),
     "tasks/pushNotificationConfig/set": _proto_params(m.TaskPushNotificationConfig),
 }
-_ENCODERS: Final = {
+_ENCODERS: Final[dict[str, Callable[[Any], Any]]] = {
     "message/send": V03_PROTO.encode_send_response,
+    "tasks/list": task_list_encoder(V03_PROTO),
     "tasks/pushNotificationConfig/delete": _empty,
 }
 

@@ -13,7 +13,7 @@ import attrs
 from .. import model as m
 from ..runtime import TaskStream
 from ..store import CallerScope
-from ..wire import V1, dumps
+from ..wire import V1, V03Codec, V1Codec, dumps
 from ._handler import RequestHandler
 
 
@@ -71,6 +71,29 @@ def _empty(_value: Any) -> Any:
     return {}
 
 
+@attrs.frozen
+class TaskList:
+    """ListTasks' page and whether its request asked for artifacts, which its encoding
+    needs: a task without artifacts is then written with an empty list."""
+
+    page: m.ListTasksResponse
+    include_artifacts: bool
+
+
+async def _list_tasks(
+    handler: RequestHandler, scope: CallerScope, request: m.ListTasksRequest, _info: CallInfo
+) -> TaskList:
+    page = await handler.list_tasks(scope, request)
+    return TaskList(page, bool(request.include_artifacts))
+
+
+def task_list_encoder(codec: V1Codec | V03Codec) -> Callable[[TaskList], Any]:
+    """ListTasks' result encoder for ``codec``'s binding."""
+    return lambda listed: codec.encode_task_list(
+        listed.page, include_artifacts=listed.include_artifacts
+    )
+
+
 V1_METHODS: Final[dict[str, Method]] = {
     "SendMessage": UnaryMethod(
         v1_params(m.SendMessageRequest),
@@ -85,9 +108,7 @@ V1_METHODS: Final[dict[str, Method]] = {
     "GetTask": UnaryMethod(
         v1_params(m.GetTaskRequest), lambda h, s, p, i: h.get_task(s, p), _encode
     ),
-    "ListTasks": UnaryMethod(
-        v1_params(m.ListTasksRequest), lambda h, s, p, i: h.list_tasks(s, p), _encode
-    ),
+    "ListTasks": UnaryMethod(v1_params(m.ListTasksRequest), _list_tasks, task_list_encoder(V1)),
     "CancelTask": UnaryMethod(
         v1_params(m.CancelTaskRequest), lambda h, s, p, i: h.cancel_task(s, p), _encode
     ),

@@ -13,7 +13,14 @@ from typing import Any, Final
 from .. import model as m
 from ..errors import Mention, Vocabulary
 from ..wire import V03
-from ._rpc_methods import V1_METHODS, Decode, Method, StreamingMethod, UnaryMethod
+from ._rpc_methods import (
+    V1_METHODS,
+    Decode,
+    Method,
+    StreamingMethod,
+    UnaryMethod,
+    task_list_encoder,
+)
 
 
 def v03_params(cls: type) -> Decode:
@@ -70,6 +77,8 @@ def _v03_method(name: str) -> Method:
         return UnaryMethod(decode, shared.call, V03.encode_send_result)
     if name == "tasks/pushNotificationConfig/delete":
         return UnaryMethod(decode, shared.call, _empty)
+    if name == "tasks/list":
+        return UnaryMethod(decode, shared.call, task_list_encoder(V03))
     return UnaryMethod(decode, shared.call, _encode)
 
 

@@ -200,6 +200,15 @@ def install_json_value_hooks(conv: cattrs.Converter) -> None:
     conv.register_unstructure_hook_func(lambda t: t in (JsonValue, JsonObject), lambda v: v)
 
 
+def artifacts_listed(page: dict[str, Any]) -> dict[str, Any]:
+    """An encoded ``ListTasksResponse`` with every task's ``artifacts`` key written, an empty
+    list for a task without any: what a request with ``includeArtifacts`` gets (A2A v1.0
+    §3.1.4, v0.3 §7.4.1), where ProtoJSON's default leaves an empty list out."""
+    for task in page["tasks"]:
+        task.setdefault("artifacts", [])
+    return page
+
+
 def camel_encoder(
     conv: cattrs.Converter,
     cls: type,

@@ -23,6 +23,7 @@ import cattrs
 from .. import model as m
 from ..errors import InvalidParamsError, Value
 from ._common import (
+    artifacts_listed,
     camel_decoder,
     camel_encoder,
     encode_bytes,
@@ -703,6 +704,14 @@ class V03Codec:
     def decode[T](self, data: Any, cls: type[T], *, path: str = "$") -> T:
         """v0.3 JSON -> a model value; bad input raises ``InvalidParamsError`` with its path."""
         return structure_or_raise(self._conv, data, cls, path=path)
+
+    def encode_task_list(
+        self, page: m.ListTasksResponse, *, include_artifacts: bool
+    ) -> dict[str, Any]:
+        """A ``tasks/list`` result; with ``include_artifacts`` (the request's), a task without
+        artifacts is written with ``artifacts: []``, not without the key."""
+        out: dict[str, Any] = self.encode(page)
+        return artifacts_listed(out) if include_artifacts else out
 
     def encode_stream_event(
         self, event: m.StreamEvent, *, final: bool | None = None

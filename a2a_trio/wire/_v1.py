@@ -18,6 +18,7 @@ import cattrs
 from .. import model as m
 from ..errors import InvalidParamsError, Value
 from ._common import (
+    artifacts_listed,
     camel_decoder,
     camel_encoder,
     check_json_value,
@@ -170,6 +171,14 @@ class V1Codec:
     def decode[T](self, data: Any, cls: type[T], *, path: str = "$") -> T:
         """Wire JSON -> a model value; bad input raises ``InvalidParamsError`` with its path."""
         return structure_or_raise(self._conv, data, cls, path=path)
+
+    def encode_task_list(
+        self, page: m.ListTasksResponse, *, include_artifacts: bool
+    ) -> dict[str, Any]:
+        """A ``ListTasksResponse``; with ``include_artifacts`` (the request's), a task without
+        artifacts is written with ``artifacts: []``, not without the key."""
+        out = self.encode(page)
+        return artifacts_listed(out) if include_artifacts else out
 
     def encode_stream_response(self, event: m.StreamEvent) -> dict[str, Any]:
         """A ``StreamResponse``: the event under its oneof key (``task``, ``statusUpdate``, ...)."""

@@ -1,5 +1,6 @@
-"""ListTasks' ``status`` filter on every binding that lists: v1.0 JSON-RPC (``params``), v1.0
-HTTP+JSON and v0.3 HTTP+JSON (the query string), v0.3 JSON-RPC (``tasks/list``).
+"""ListTasks' ``status`` filter and ``includeArtifacts`` on every binding that lists: v1.0
+JSON-RPC (``params``), v1.0 HTTP+JSON and v0.3 HTTP+JSON (the query string), v0.3 JSON-RPC
+(``tasks/list``).
 
 A value naming no state is refused as invalid params listing the states, whatever sent it:
 ``UNRECOGNIZED`` is what the official JavaScript SDK's JSON-RPC transport writes for a status
@@ -45,23 +46,29 @@ async def list_tasks(http: httpx.AsyncClient, binding: str, **query: Any) -> htt
     return await http.post("/", json=envelope, headers=headers)
 
 
-async def completed_task(http: httpx.AsyncClient) -> str:
+async def finished_task(http: httpx.AsyncClient, skill: str = "echo") -> str:
+    """A task of ``skill`` run to its end: ``echo`` completes with an artifact, ``refuse``
+    fails without one."""
     message = {
         "messageId": str(uuid.uuid4()),
         "role": "ROLE_USER",
         "parts": [{"text": "hi"}],
-        "metadata": {"skillId": "echo"},
+        "metadata": {"skillId": skill},
     }
     envelope = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
     task = (await http.post("/", json=envelope, headers=V1_HEADERS)).json()["result"]["task"]
-    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert task["status"]["state"] in ("TASK_STATE_COMPLETED", "TASK_STATE_FAILED")
     return str(task["id"])
 
 
-def listed(response: httpx.Response) -> list[str]:
+def tasks_of(response: httpx.Response) -> list[dict[str, Any]]:
     assert response.status_code == 200, response.text
     body = response.json()
-    return [task["id"] for task in body.get("result", body)["tasks"]]
+    return list(body.get("result", body)["tasks"])
+
+
+def listed(response: httpx.Response) -> list[str]:
+    return [task["id"] for task in tasks_of(response)]
 
 
 def refusal(response: httpx.Response) -> str:
@@ -92,7 +99,27 @@ async def test_the_zero_state_lists_tasks_in_every_state(
 ) -> None:
     """v0.3 HTTP+JSON refused ``TASK_STATE_UNSPECIFIED``, its proto's zero value, which every
     other binding (and ProtoJSON) reads as the field left out."""
-    task_id = await completed_task(http)
+    task_id = await finished_task(http)
     assert listed(await list_tasks(http, binding)) == [task_id]
     assert listed(await list_tasks(http, binding, status=ZERO[binding])) == [task_id]
     assert listed(await list_tasks(http, binding, status=WORKING[binding])) == []
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_included_artifacts_are_a_list_even_when_empty(
+    http: httpx.AsyncClient, binding: str
+) -> None:
+    """A2A v1.0 §3.1.4 (v0.3 §7.4.1 alike): with ``includeArtifacts`` true the field is
+    included with its content, "which may be an empty array"; false (the default) leaves it
+    out.  A task without artifacts came without the key either way (ProtoJSON's default for
+    an empty list), so a client could not tell "none" from "not asked for"."""
+    refused = await finished_task(http, "refuse")
+    echoed = await finished_task(http)
+    included = {
+        t["id"]: t for t in tasks_of(await list_tasks(http, binding, includeArtifacts=True))
+    }
+    assert included[refused]["artifacts"] == []
+    assert len(included[echoed]["artifacts"]) == 1
+    for query in ({}, {"includeArtifacts": False}):
+        left_out = tasks_of(await list_tasks(http, binding, **query))
+        assert [sorted(t) for t in left_out if "artifacts" in t] == []

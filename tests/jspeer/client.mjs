@@ -121,6 +121,13 @@ report.cancel = summary(await client.cancelTask({ tenant: '', id: running.id }))
 for await (const event of followed) {
   report.resubscribe.push(eventSummary(event));
 }
+// Listed with its artifacts asked for: the canceled task has none, an empty list on the wire.
+report.listArtifacts = await thrown(async () => {
+  const status = TaskState.TASK_STATE_CANCELED;
+  const { contextId } = running;
+  const page = await client.listTasks({ tenant: '', contextId, status, pageToken: '', includeArtifacts: true });
+  return page.tasks.map(summary);
+});
 
 // Multi-turn: the agent asks, the answer goes to the same task.
 const asked = await client.sendMessage(request('start', 'ask'));

@@ -305,6 +305,11 @@ async def test_list_tasks_filters_by_context_and_status(client: Client) -> None:
         t.ListTasksRequest(context_id=other.context_id, include_artifacts=True)
     )
     assert [texts(a.parts) for a in with_artifacts.tasks[0].artifacts] == [["other"]]
+    # A task without artifacts comes with an empty list then, which the SDK reads as none.
+    none = await client.list_tasks(
+        t.ListTasksRequest(status=t.TaskState.TASK_STATE_FAILED, include_artifacts=True)
+    )
+    assert [(task.id, len(task.artifacts)) for task in none.tasks] == [(failed.id, 0)]
 
 
 async def test_list_tasks_filters_by_status_timestamp(client: Client) -> None:
