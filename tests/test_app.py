@@ -223,6 +223,24 @@ async def test_a_bad_setting_stops_start_up_with_one_line(
     assert runs["no workers"][0] == 1
 
 
+async def test_a_port_in_use_stops_hypercorn_before_the_app_is_loaded(tmp_path: Path) -> None:
+    """hypercorn binds its sockets before its worker imports the app: a port in use is its own
+    traceback and exit status 1, with or without workers, the app never loaded (no store file
+    made, no line of ours).  ``a2a-trio serve`` says it in one line (tests/cli/test_cli.py);
+    the README tells hypercorn users what the traceback means."""
+    env = settings(A2A_TRIO_STORE="")  # the default: ./a2a_trio.db, made once the app loads
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        bind = f"127.0.0.1:{busy.getsockname()[1]}"
+        for workers in ([], ["--workers", "0"]):
+            command = [HYPERCORN, "-k", "trio", "--bind", bind, *workers, "a2a_trio.app:app"]
+            status, lines = await start_up(command, env, tmp_path)
+            assert (status, lines[-1]) == (1, "OSError: [Errno 98] Address already in use")
+            assert not [line for line in lines if line.startswith("error: ")]
+    assert list(await trio.Path(tmp_path).iterdir()) == []
+
+
 async def test_an_unreachable_postgres_stops_start_up_without_its_password(
     tmp_path: Path,
 ) -> None:
