@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -38,9 +39,11 @@ from open_files import (
     open_files_limits,
     with_soft_limit,
 )
+from prerequisites import missing_prerequisite
 
 from a2a_trio import model as m
 from a2a_trio.cli import main
+from a2a_trio.store import ANONYMOUS, open_store
 from a2a_trio.wire import V1
 
 SCRIPT = str(Path(sys.executable).with_name("a2a-trio"))
@@ -555,6 +558,88 @@ def test_a_store_that_is_a_directory_or_another_file_says_what_to_give(
         " (it is some other kind of file: name a new file or an a2a_trio store)\n"
     )
     assert notes.read_text().startswith("not a database")  # left as it was
+
+
+def stored_demo_task(path: Path) -> bytes:
+    """A SQLite store at ``path`` holding one task, closed; returns the file as it is."""
+
+    async def store_one() -> None:
+        async with open_store(f"sqlite:///{path}") as store:
+            await store.create_task(ANONYMOUS, m.new_task(m.text_message("kept")))
+
+    trio.run(store_one)
+    return path.read_bytes()
+
+
+def without_permission_override(command: list[str]) -> list[str]:
+    """``command`` run as a process subject to file permissions: as root (which may write
+    any file), without the capabilities that let it."""
+    if os.geteuid() != 0:
+        return command
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        missing_prerequisite(
+            "setpriv (util-linux) is not installed: root ignores file permissions without it",
+            in_ci="setpriv (util-linux) is missing: CI installs it",
+        )
+    overrides = "-dac_override,-dac_read_search"
+    return [setpriv, "--bounding-set", overrides, "--inh-caps", overrides, *command]
+
+
+def test_a_store_this_user_may_not_write_stops_start_up_saying_so(tmp_path: Path) -> None:
+    """A store file this user may only read, or in a directory they may not write, is refused
+    at start-up in one line saying what to change.  Before, a read-only file was served: every
+    read worked and every new task was refused as "the task store is unavailable right now;
+    try again shortly", which it never would be."""
+    store = tmp_path / "tasks.db"
+    content = stored_demo_task(store)
+    store.chmod(0o444)
+    locked_in = tmp_path / "locked"
+    locked_in.mkdir(mode=0o555)
+    results = [
+        subprocess.run(
+            without_permission_override(
+                [SCRIPT, "serve", "a2a_trio.demo:agent", "--port", "0", "--store", url]
+            ),
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env=ENV,
+            cwd=tmp_path,
+            check=False,
+        )
+        for url in ("sqlite:///tasks.db", "sqlite:///locked/tasks.db")
+    ]
+    assert [(r.returncode, r.stdout) for r in results] == [(2, ""), (2, "")]
+    read_only, locked = (r.stderr for r in results)
+    assert read_only == (
+        "error: cannot open the task store 'sqlite:///tasks.db': attempt to write a readonly"
+        " database (this user may only read the file: make it writable, or name another file)\n"
+    )
+    assert locked == (
+        "error: cannot open the task store 'sqlite:///locked/tasks.db': [Errno 13] Permission"
+        " denied: 'locked/tasks.db.lock' (may this user write in that directory? the store"
+        " keeps its files there)\n"
+    )
+    assert store.read_bytes() == content
+    assert list(locked_in.iterdir()) == []
+
+
+def test_a_damaged_store_stops_start_up_saying_what_to_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SQLite's "database disk image is malformed" alone did not say what to do about it."""
+    store = tmp_path / "tasks.db"
+    content = bytearray(stored_demo_task(store))
+    content[100:4096] = bytes(4096 - 100)  # the first page's contents, past the file header
+    store.write_bytes(content)
+    code, out, err = in_process(capsys, "serve", "a2a_trio.demo:agent", "--store", str(store))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: cannot open the task store {str(store)!r}: database disk image is malformed"
+        " (the file is damaged: restore it from a backup, or name a new file)\n"
+    )
+    assert store.read_bytes() == content
 
 
 def test_serve_failures_are_one_line(
