@@ -22,6 +22,7 @@ from rich.console import Console, RenderableType
 from rich.live import Live
 
 from . import model as m
+from ._cli import INTERRUPTED
 from ._cli._running import (
     TASK_DID_NOT_COMPLETE,
     RuntimeProblem,
@@ -699,7 +700,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             hint = _text_hint(exc, path)
             typer.echo(f"error: {message} ({hint}see '{path} --help')", err=True)
         return 1
-    except typer.Abort:
+    except typer.Abort as exc:
+        if isinstance(exc.__cause__, KeyboardInterrupt):  # Ctrl-C before the command's trio.run
+            return INTERRUPTED
         typer.echo("aborted", err=True)
         return 1
     return code if isinstance(code, int) else 0

@@ -14,6 +14,7 @@ import re
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -930,6 +931,42 @@ def test_a_stream_stopped_with_ctrl_c_says_how_to_follow_the_task_on(
     whole = [json.loads(line) for line in replay.stdout.splitlines()]
     assert shown[1:] + [json.loads(line) for line in followed.stdout.splitlines()] == whole
     assert whole[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+@pytest.mark.parametrize(
+    "loaded",
+    [
+        "a2a_trio.model._core",  # the command's first modules
+        "trio",  # a dependency it loads
+        "a2a_trio.client",  # its own modules
+        "a2a_trio.cli",  # loaded: it reads its command line, then calls the agent
+        "",  # it waits for the agent's card
+    ],
+)
+def test_ctrl_c_while_the_command_starts_exits_130_without_a_traceback(loaded: str) -> None:
+    """Ctrl-C at each stage of ``a2a-trio card``'s start, told by Python's report of each
+    module it has loaded (``PYTHONPROFILEIMPORTTIME``): while it loads (most of a second), as
+    it reads its command line, or once it waits for an agent that never answers.  Before, one
+    while it loaded printed Python's traceback of the import under way."""
+    with socket.socket() as silent:  # accepts connections (the backlog does), never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(1)
+        silent.settimeout(30)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        command = [SCRIPT, "card", url, "--timeout", "10"]  # ends a test whose mark never came
+        env = ENV | {"PYTHONPROFILEIMPORTTIME": "1"}
+        with subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env) as proc:
+            assert proc.stderr is not None
+            if loaded:
+                while (line := proc.stderr.readline()).rpartition("|")[2].strip() != loaded:
+                    assert line, f"{loaded} was never loaded"
+            else:
+                silent.accept()[0].close()
+            proc.send_signal(signal.SIGINT)
+            err = proc.stderr.read()
+    assert proc.returncode == 130
+    said = [line for line in err.splitlines() if not line.startswith("import time:")]
+    assert "".join(said).strip() == ""  # click's blank line after a ^C, at most
 
 
 async def test_a_stream_broken_off_by_an_error_says_how_to_follow_the_task_on() -> None:
