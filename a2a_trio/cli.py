@@ -507,7 +507,7 @@ def list_(
     if state:
         name = state.upper().replace("-", "_").removeprefix("TASK_STATE_")
         if name not in m.TaskState.__members__:
-            choices = ", ".join(s.name.lower() for s in m.TaskState if s.value)
+            choices = ", ".join(s.name.lower().replace("_", "-") for s in m.TaskState if s.value)
             raise UsageProblem(f"--state {state!r} is not a task state ({choices})")
         status = m.TaskState[name]
 
