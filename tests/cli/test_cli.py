@@ -902,6 +902,13 @@ def test_subscribe_after_an_event_shows_only_what_came_after_it(
     code, _, err = in_process(capsys, "subscribe", url, task_id, "--after", "99")
     assert code == 2
     assert err.startswith("error: InvalidParamsError (-32602): Last-Event-ID 99 was never sent")
+    code, _, err = in_process(capsys, "subscribe", url, task_id, "--after", "last")
+    assert code == 2
+    assert err == (  # said as for an id never sent: before, it did not say what ids look like
+        "error: InvalidParamsError (-32602): Last-Event-ID 'last' is not an event id this server"
+        " sent (it numbers a task's events 1, 2, ...); resume from an id the stream carried, or"
+        " subscribe without one\n"
+    )
     code, _, err = in_process(capsys, "subscribe", url, task_id, "--after", "1\n2")
     assert code == 1
     assert "'1\\n2' is not an event id (it holds a line break or NUL)" in err
