@@ -22,6 +22,7 @@ from rich.console import Console, RenderableType
 from rich.live import Live
 
 from . import model as m
+from ._cli import INTERRUPTED
 from ._cli._running import (
     TASK_DID_NOT_COMPLETE,
     RuntimeProblem,
@@ -506,7 +507,7 @@ def list_(
     if state:
         name = state.upper().replace("-", "_").removeprefix("TASK_STATE_")
         if name not in m.TaskState.__members__:
-            choices = ", ".join(s.name.lower() for s in m.TaskState if s.value)
+            choices = ", ".join(s.name.lower().replace("_", "-") for s in m.TaskState if s.value)
             raise UsageProblem(f"--state {state!r} is not a task state ({choices})")
         status = m.TaskState[name]
 
@@ -699,7 +700,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             hint = _text_hint(exc, path)
             typer.echo(f"error: {message} ({hint}see '{path} --help')", err=True)
         return 1
-    except typer.Abort:
+    except typer.Abort as exc:
+        if isinstance(exc.__cause__, KeyboardInterrupt):  # Ctrl-C before the command's trio.run
+            return INTERRUPTED
         typer.echo("aborted", err=True)
         return 1
     return code if isinstance(code, int) else 0

@@ -65,6 +65,18 @@ STORE_HINTS = (
         "file is not a database",
         "it is some other kind of file: name a new file or an a2a_trio store",
     ),
+    (
+        "database disk image is malformed",
+        "the file is damaged: restore it from a backup, or name a new file",
+    ),
+    (
+        "attempt to write a readonly database",
+        "this user may only read the file: make it writable, or name another file",
+    ),
+    (
+        "[Errno 13] Permission denied",
+        "may this user write in that directory? the store keeps its files there",
+    ),
 )
 """What to change when the reason a store gave (SQLite's, libpq's) does not say it."""
 

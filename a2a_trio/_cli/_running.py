@@ -12,6 +12,7 @@ import typer
 
 from ..client import AgentCardError, ClientError, TransportError
 from ..errors import A2AError, AuthenticationRequiredError
+from . import INTERRUPTED
 
 
 class UsageProblem(Exception):
@@ -22,8 +23,6 @@ class RuntimeProblem(Exception):
     """Something the command needs is unavailable (exit code 2)."""
 
 
-INTERRUPTED = 130
-"""The exit code of a command stopped by Ctrl-C (128 + SIGINT), as shells and typer give."""
 TASK_DID_NOT_COMPLETE = 3
 """The exit code of ``send``, ``stream`` and ``subscribe`` when the task they showed ended failed,
 rejected or canceled: the call worked, the task did not."""

@@ -133,7 +133,10 @@ def last_event_id(value: str | None) -> int | None:
         return None
     digits = value.strip()
     if not (digits.isascii() and digits.isdigit()):  # int() would take "-1", "+5", "1_0"
-        raise InvalidParamsError("Last-Event-ID must be an event id this server sent")
+        raise InvalidParamsError(
+            f"Last-Event-ID {digits!r} is not an event id this server sent (it numbers a task's"
+            " events 1, 2, ...); resume from an id the stream carried, or subscribe without one"
+        )
     return int(digits)
 
 

@@ -102,6 +102,12 @@ def migrate(conn: sqlite3.Connection) -> int:
             for statement in statements:
                 tx.run(statement)
             tx.run(f"PRAGMA user_version = {number}")
+        if version == len(MIGRATIONS):
+            # Nothing to migrate: write the version as it is all the same, so a file this
+            # process may only read (its permissions, a read-only mount) is refused here
+            # ("attempt to write a readonly database"), not at the first task's write as a
+            # store unavailable for now, which every write would then be.
+            tx.run(f"PRAGMA user_version = {version}")
         return len(MIGRATIONS)
 
     return transaction(conn, "BEGIN IMMEDIATE", apply)

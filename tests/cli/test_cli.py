@@ -12,7 +12,9 @@ import json
 import os
 import re
 import shlex
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -38,9 +40,11 @@ from open_files import (
     open_files_limits,
     with_soft_limit,
 )
+from prerequisites import missing_prerequisite
 
 from a2a_trio import model as m
 from a2a_trio.cli import main
+from a2a_trio.store import ANONYMOUS, open_store
 from a2a_trio.wire import V1
 
 SCRIPT = str(Path(sys.executable).with_name("a2a-trio"))
@@ -215,7 +219,11 @@ def test_runtime_errors_exit_2(
         (["card", "http://x", "-j"], "No such option: -j (see 'a2a-trio card --help')"),
         (["frobnicate"], "No such command"),
         (["send", "http://x", "hi", "--header", "no-colon"], "must look like 'Name: value'"),
-        (["list", "http://x", "--state", "sleepy"], "not a task state"),
+        (  # named as docs/cli.md names them, and as --state takes them
+            ["list", "http://x", "--state", "sleepy"],
+            "--state 'sleepy' is not a task state (submitted, working, completed, failed,"
+            " canceled, input-required, rejected, auth-required)",
+        ),
         (["serve", "no_such_module_here:agent"], "cannot import 'no_such_module_here'"),
         (["serve", "a2a_trio.demo"], "names no attribute: give the module and the Agent's name"),
         (["serve", "a2a_trio/demo.py:agent"], "is a file name: give its module, 'a2a_trio.demo"),
@@ -557,6 +565,88 @@ def test_a_store_that_is_a_directory_or_another_file_says_what_to_give(
     assert notes.read_text().startswith("not a database")  # left as it was
 
 
+def stored_demo_task(path: Path) -> bytes:
+    """A SQLite store at ``path`` holding one task, closed; returns the file as it is."""
+
+    async def store_one() -> None:
+        async with open_store(f"sqlite:///{path}") as store:
+            await store.create_task(ANONYMOUS, m.new_task(m.text_message("kept")))
+
+    trio.run(store_one)
+    return path.read_bytes()
+
+
+def without_permission_override(command: list[str]) -> list[str]:
+    """``command`` run as a process subject to file permissions: as root (which may write
+    any file), without the capabilities that let it."""
+    if os.geteuid() != 0:
+        return command
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        missing_prerequisite(
+            "setpriv (util-linux) is not installed: root ignores file permissions without it",
+            in_ci="setpriv (util-linux) is missing: CI installs it",
+        )
+    overrides = "-dac_override,-dac_read_search"
+    return [setpriv, "--bounding-set", overrides, "--inh-caps", overrides, *command]
+
+
+def test_a_store_this_user_may_not_write_stops_start_up_saying_so(tmp_path: Path) -> None:
+    """A store file this user may only read, or in a directory they may not write, is refused
+    at start-up in one line saying what to change.  Before, a read-only file was served: every
+    read worked and every new task was refused as "the task store is unavailable right now;
+    try again shortly", which it never would be."""
+    store = tmp_path / "tasks.db"
+    content = stored_demo_task(store)
+    store.chmod(0o444)
+    locked_in = tmp_path / "locked"
+    locked_in.mkdir(mode=0o555)
+    results = [
+        subprocess.run(
+            without_permission_override(
+                [SCRIPT, "serve", "a2a_trio.demo:agent", "--port", "0", "--store", url]
+            ),
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env=ENV,
+            cwd=tmp_path,
+            check=False,
+        )
+        for url in ("sqlite:///tasks.db", "sqlite:///locked/tasks.db")
+    ]
+    assert [(r.returncode, r.stdout) for r in results] == [(2, ""), (2, "")]
+    read_only, locked = (r.stderr for r in results)
+    assert read_only == (
+        "error: cannot open the task store 'sqlite:///tasks.db': attempt to write a readonly"
+        " database (this user may only read the file: make it writable, or name another file)\n"
+    )
+    assert locked == (
+        "error: cannot open the task store 'sqlite:///locked/tasks.db': [Errno 13] Permission"
+        " denied: 'locked/tasks.db.lock' (may this user write in that directory? the store"
+        " keeps its files there)\n"
+    )
+    assert store.read_bytes() == content
+    assert list(locked_in.iterdir()) == []
+
+
+def test_a_damaged_store_stops_start_up_saying_what_to_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SQLite's "database disk image is malformed" alone did not say what to do about it."""
+    store = tmp_path / "tasks.db"
+    content = bytearray(stored_demo_task(store))
+    content[100:4096] = bytes(4096 - 100)  # the first page's contents, past the file header
+    store.write_bytes(content)
+    code, out, err = in_process(capsys, "serve", "a2a_trio.demo:agent", "--store", str(store))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: cannot open the task store {str(store)!r}: database disk image is malformed"
+        " (the file is damaged: restore it from a backup, or name a new file)\n"
+    )
+    assert store.read_bytes() == content
+
+
 def test_serve_failures_are_one_line(
     tmp_path: Path, unused_port: int, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -812,6 +902,13 @@ def test_subscribe_after_an_event_shows_only_what_came_after_it(
     code, _, err = in_process(capsys, "subscribe", url, task_id, "--after", "99")
     assert code == 2
     assert err.startswith("error: InvalidParamsError (-32602): Last-Event-ID 99 was never sent")
+    code, _, err = in_process(capsys, "subscribe", url, task_id, "--after", "last")
+    assert code == 2
+    assert err == (  # said as for an id never sent: before, it did not say what ids look like
+        "error: InvalidParamsError (-32602): Last-Event-ID 'last' is not an event id this server"
+        " sent (it numbers a task's events 1, 2, ...); resume from an id the stream carried, or"
+        " subscribe without one\n"
+    )
     code, _, err = in_process(capsys, "subscribe", url, task_id, "--after", "1\n2")
     assert code == 1
     assert "'1\\n2' is not an event id (it holds a line break or NUL)" in err
@@ -845,6 +942,42 @@ def test_a_stream_stopped_with_ctrl_c_says_how_to_follow_the_task_on(
     whole = [json.loads(line) for line in replay.stdout.splitlines()]
     assert shown[1:] + [json.loads(line) for line in followed.stdout.splitlines()] == whole
     assert whole[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+@pytest.mark.parametrize(
+    "loaded",
+    [
+        "a2a_trio.model._core",  # the command's first modules
+        "trio",  # a dependency it loads
+        "a2a_trio.client",  # its own modules
+        "a2a_trio.cli",  # loaded: it reads its command line, then calls the agent
+        "",  # it waits for the agent's card
+    ],
+)
+def test_ctrl_c_while_the_command_starts_exits_130_without_a_traceback(loaded: str) -> None:
+    """Ctrl-C at each stage of ``a2a-trio card``'s start, told by Python's report of each
+    module it has loaded (``PYTHONPROFILEIMPORTTIME``): while it loads (most of a second), as
+    it reads its command line, or once it waits for an agent that never answers.  Before, one
+    while it loaded printed Python's traceback of the import under way."""
+    with socket.socket() as silent:  # accepts connections (the backlog does), never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(1)
+        silent.settimeout(30)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        command = [SCRIPT, "card", url, "--timeout", "10"]  # ends a test whose mark never came
+        env = ENV | {"PYTHONPROFILEIMPORTTIME": "1"}
+        with subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env) as proc:
+            assert proc.stderr is not None
+            if loaded:
+                while (line := proc.stderr.readline()).rpartition("|")[2].strip() != loaded:
+                    assert line, f"{loaded} was never loaded"
+            else:
+                silent.accept()[0].close()
+            proc.send_signal(signal.SIGINT)
+            err = proc.stderr.read()
+    assert proc.returncode == 130
+    said = [line for line in err.splitlines() if not line.startswith("import time:")]
+    assert "".join(said).strip() == ""  # click's blank line after a ^C, at most
 
 
 async def test_a_stream_broken_off_by_an_error_says_how_to_follow_the_task_on() -> None:
