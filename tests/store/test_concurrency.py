@@ -26,6 +26,10 @@ the stores acknowledged:
   another began lists before it), store-made ids are distinct;
 - every error is a documented type, raised only where the contract allows it.
 
+``test_log_writes_racing_with_numbers_skipping_ahead_are_serializable`` races updates and
+appends on one task at a time, with numbers that follow on, skip ahead, repeat or fall below a
+full log's window, and checks each round against every order of its writes run one at a time.
+
 Then the stores are closed, one is opened again on the same database, and everything read
 before reads back equal.  The seed is printed; ``A2A_TRIO_STORE_CONCURRENCY_SEED`` replays one
 (as far as trio's scheduling and the database's allow).
@@ -33,10 +37,11 @@ before reads back equal.  The seed is printed; ``A2A_TRIO_STORE_CONCURRENCY_SEED
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
@@ -729,3 +734,145 @@ async def test_appends_and_updates_logging_at_once_never_deadlock(
                 range(newest - MAX_EVENTS + 1, newest + 1)
             )
             assert all(event_text(event) == logged[seq] for seq, event in events)
+
+
+@attrs.frozen
+class LogWrite:
+    """One write of a task's log in a race: an update (with a message) or an append, its
+    numbers, and whether the store acknowledged it."""
+
+    name: str
+    seqs: tuple[int, ...]
+    update: bool
+    acknowledged: bool
+
+
+def serial_outcome(
+    writes: Sequence[LogWrite], log: dict[int, str], history: tuple[str, ...], bound: int
+) -> tuple[dict[int, str], tuple[str, ...]] | None:
+    """The log and the history after ``writes`` run one at a time in this order, by the
+    contract (a taken number, or one below what a full log keeps, refuses the write; the log
+    keeps its newest ``bound``), or ``None`` when some write would not get the answer it got."""
+    log = dict(log)
+    for write in writes:
+        refused = any(seq in log for seq in write.seqs) or (
+            sum(seq > min(write.seqs) for seq in log) >= bound
+        )
+        if refused == write.acknowledged:
+            return None
+        if refused:
+            continue
+        log.update((seq, f"{write.name} {seq}") for seq in write.seqs)
+        log = {seq: log[seq] for seq in sorted(log)[-bound:]}
+        if write.update:
+            history += (write.name,)
+    return log, history
+
+
+@attrs.define
+class Raced:
+    """A task the race writes: its log and its history (past the first message) as read
+    after the last round."""
+
+    task_id: str
+    log: dict[int, str] = attrs.Factory(dict)
+    history: tuple[str, ...] = ()
+
+
+RACE_ROUNDS = 30
+RACE_TASKS = 6
+
+
+@pytest.mark.parametrize("backend_name", ALL_BACKENDS)
+async def test_log_writes_racing_with_numbers_skipping_ahead_are_serializable(
+    backend_name: str, tmp_path: Path
+) -> None:
+    """Updates logging events and appends whose numbers skip ahead, follow on, repeat or fall
+    below a full log's window, racing on one task from two store objects: what each writer
+    was told, the log and the history a reader sees afterwards are those of the writes run
+    one at a time in some order.  On PostgreSQL the one-statement update checked that no
+    event was logged from its first number on in the snapshot its statement began with: an
+    append committed while the update waited for the row went unseen, so the update logged
+    an event below the full log's window and the log held more events than its bound."""
+    seed = int(os.environ.get(SEED_VARIABLE) or random.randrange(2**32))
+    print(f"store concurrency seed {seed} ({SEED_VARIABLE}={seed} replays it)")
+    rng = random.Random(seed)
+    tally: Counter[str] = Counter()
+    async with make_backend(backend_name, tmp_path) as backend:
+        replicas = 1 if backend.name == "memory" else 2
+        async with open_stores(backend.url, replicas) as stores:
+            writer = stores[0]  # writes each task last, so its updates take the short way
+
+            async def one(
+                store: TaskStore, task_id: str, write: LogWrite, done: list[LogWrite]
+            ) -> None:
+                events = [(seq, m.text_message(f"{write.name} {seq}")) for seq in write.seqs]
+                for _ in range(rng.randrange(4)):
+                    await trio.lowlevel.checkpoint()
+                try:
+                    if write.update:
+                        said = m.text_message(write.name, role=m.Role.AGENT)
+                        update = TaskUpdate(messages=(said,))
+                        await store.update_task(ANONYMOUS, task_id, update, events=events)
+                    else:
+                        await store.append_events(ANONYMOUS, task_id, events)
+                except ConcurrencyError:
+                    done.append(write)
+                    return
+                done.append(attrs.evolve(write, acknowledged=True))
+
+            async def race(task: Raced) -> None:
+                task_id, log, history = task.task_id, task.log, task.history
+                # The writer writes the task first, so that it knows the row as it stands
+                # (an append from the other store moved its write time).
+                await writer.update_task(ANONYMOUS, task_id, TaskUpdate())
+                last = max(log, default=0)
+                done: list[LogWrite] = []
+                async with trio.open_nursery() as nursery:
+                    # The writer's update, then appends and now and then an update (the full
+                    # way) from the other store.
+                    for index in range(rng.randrange(2, 4)):
+                        start = rng.choice(
+                            [last + 1, last + 1, last + MAX_EVENTS + 1, last + 2 * MAX_EVENTS, last]
+                        )
+                        count = rng.randrange(1, MAX_EVENTS + 1)
+                        seqs = tuple(range(max(1, start), max(1, start) + count))
+                        update = index == 0 or rng.random() < 0.25
+                        write = LogWrite(f"{task_id} w{index}", seqs, update, False)
+                        store = writer if index == 0 else stores[-1]
+                        nursery.start_soon(one, store, task_id, write, done)
+                both = await stores[-1].load_task_with_seq(ANONYMOUS, task_id)
+                assert both is not None
+                stored, newest = both
+                seen = {
+                    seq: event_text(event)
+                    for seq, event in await stores[-1].load_events(ANONYMOUS, task_id)
+                }
+                assert list(seen) == sorted(seen), f"{task_id}: events out of order: {seen}"
+                assert newest == max(seen, default=0)
+                said = tokens(stored.task)[1:]
+                serial = [
+                    serial_outcome(order, log, history, MAX_EVENTS)
+                    for order in itertools.permutations(done)
+                ]
+                assert (seen, said) in serial, (
+                    f"{task_id}: log {seen} and history {said} after {done} from log {log}"
+                    f" and history {history}: no order of the writes gives them"
+                )
+                tally.update(
+                    f"{'update' if w.update else 'append'} {'ok' if w.acknowledged else 'refused'}"
+                    for w in done
+                )
+                task.log, task.history = seen, said
+
+            tasks = []
+            for _ in range(RACE_TASKS):
+                created = m.new_task(m.text_message("go"))
+                await writer.create_task(ANONYMOUS, created)
+                await writer.update_task(ANONYMOUS, created.id, TaskUpdate(state=S.WORKING))
+                tasks.append(Raced(created.id))
+            for _ in range(RACE_ROUNDS):
+                async with trio.open_nursery() as nursery:
+                    for task in tasks:
+                        nursery.start_soon(race, task)
+            print(", ".join(f"{k} {v}" for k, v in sorted(tally.items())))
