@@ -271,7 +271,8 @@ class TaskStore(Protocol):
     async def append_events(
         self, scope: CallerScope, task_id: str, events: Sequence[SequencedEvent]
     ) -> None:
-        """Add events to the task's log, dropping the oldest beyond the retention bound.
+        """Add events to the task's log, dropping the oldest beyond the retention bound; the
+        task's last update time moves on (when there are events), as a touch's does.
 
         A sequence number already in the log raises ``ConcurrencyError`` and adds nothing; so
         does one below the numbers a full log keeps (the log already holds the bound's worth of

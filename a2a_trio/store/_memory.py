@@ -226,7 +226,10 @@ class MemoryTaskStore:
         self, scope: CallerScope, task_id: str, events: Sequence[SequencedEvent]
     ) -> None:
         check_events(events)
-        self._log_events(task_id, self._existing(scope, task_id).events, events)
+        row = self._existing(scope, task_id)
+        self._log_events(task_id, row.events, events)
+        if events:  # a write of the task, as a touch is: its version and listing place stay
+            row.stored = attrs.evolve(row.stored, updated_at=m.utcnow())
 
     def _log_events(
         self,

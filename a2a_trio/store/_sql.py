@@ -390,7 +390,9 @@ class SqlTaskStore:
 
         Nothing is read first and no transaction is opened: one round trip to PostgreSQL where
         the full write takes six (``BEGIN``, ``SELECT``, ``UPDATE``, ``INSERT``, ``DELETE``,
-        ``COMMIT``).
+        ``COMMIT``).  The log is read as the statement's snapshot had it, also after waiting
+        for another write's lock on the row; only the row itself is checked again then.  So
+        every write adding to the log changes the row (an append moves its write time).
         """
         task_id = known.task.id
         now = m.utcnow()
@@ -633,16 +635,41 @@ class SqlTaskStore:
     ) -> None:
         rows = _event_rows(task_id, events)
         _require_storable(scope, task_id)
+        now_us = to_micros(m.utcnow())
 
-        def append(tx: Tx) -> None:
+        def append(tx: Tx) -> tuple[int, int] | None:
+            """The row's version and write time before the append (``None``: no events)."""
+            if not rows:
+                _require_task(tx, scope, task_id)
+                return None
             # The task's row is locked first (PostgreSQL), as every other write of its log
             # does: holding only the key-share lock of the inserts' foreign-key checks, an
             # append and a running task's update (which takes the row first, then inserts)
             # could each wait on the other, the update for a number the append took.
-            _require_task(tx, scope, task_id, lock=self._dialect.lock_row)
+            row = tx.run(
+                "SELECT version, updated_us FROM a2a_tasks WHERE id = ? AND tenant = ?"
+                " AND owner = ?" + self._dialect.lock_row,
+                (task_id, scope.tenant, scope.owner),
+            ).fetchone()
+            if row is None:
+                raise TaskNotFoundError(f"Task {task_id} not found")
             self._log_events(tx, task_id, rows)
+            # The write time moves on, as a touch's does (never back, never to the same
+            # value): a one-statement update (``_update_known``) that waited for this row
+            # finds it changed and takes the full way.  Its check that no event is logged
+            # from its first number on reads the log as its statement's snapshot had it,
+            # before these events: it would log events a full log no longer keeps.
+            tx.run(
+                "UPDATE a2a_tasks SET updated_us = CASE WHEN updated_us < ? THEN ?"
+                " ELSE updated_us + 1 END WHERE id = ?",
+                (now_us, now_us, task_id),
+            )
+            return int(row[0]), int(row[1])
 
-        await self._driver.write(append)
+        before = await self._driver.write(append)
+        if before is not None:
+            version, before_us = before
+            self._written.touched(task_id, version, before_us, max(now_us, before_us + 1))
 
     def _log_events(self, tx: Tx, task_id: str, rows: Sequence[_EventRow]) -> None:
         """Insert the rows in ``tx``, then trim the log to the retention bound.

@@ -34,7 +34,7 @@ class Row:
     task: m.Task
     version: int
     order: int  # the listing order: raised by creates and updates, not by touches
-    tick: int  # the last write or touch: what a purge's cutoff compares
+    tick: int  # the last write, touch or append: what a purge's cutoff compares
     key: str | None
     events: dict[int, m.StreamEvent] = attrs.Factory(dict)
     configs: dict[str, m.TaskPushNotificationConfig] = attrs.Factory(dict)
@@ -230,6 +230,8 @@ class ReferenceStore:
         row = self.existing(scope, task_id)
         self._refuse_logged(row, events)
         self._log(row, events)
+        if events:  # its write time moves on, as a touch's does
+            row.tick = self._tick()
 
     def set_config(
         self, scope: CallerScope, config: m.TaskPushNotificationConfig

@@ -20,11 +20,20 @@ the stores acknowledged:
   (or 0), at least the newest acknowledged before the read began;
 - of several creates of one id exactly one succeeds; creates with one idempotency key make
   one task and all return it;
-- a listing paged while writes happen never repeats a task, and shows every task no write
-  touched meanwhile;
+- a listing paged while writes happen (by context, by state, or all) shows only tasks that
+  match, never one twice, and every matching task no write touched meanwhile, newest-written
+  first (one whose last write ended before another's began lists after it); so do listings
+  read after the run, of every task;
 - a purge never removes an unfinished task; push configs list oldest first (one set before
   another began lists before it), store-made ids are distinct;
 - every error is a documented type, raised only where the contract allows it.
+
+``test_log_writes_racing_with_numbers_skipping_ahead_are_serializable`` races updates and
+appends on one task at a time, with numbers that follow on, skip ahead, repeat or fall below a
+full log's window, and checks each round against every order of its writes run one at a time.
+``test_listings_paged_during_writes_show_the_quiet_tasks_newest_first`` pages listings while
+other tasks are created and updated, and checks the tasks left alone (but touched and appended
+to) show in exactly the order they were written.
 
 Then the stores are closed, one is opened again on the same database, and everything read
 before reads back equal.  The seed is printed; ``A2A_TRIO_STORE_CONCURRENCY_SEED`` replays one
@@ -33,10 +42,12 @@ before reads back equal.  The seed is printed; ``A2A_TRIO_STORE_CONCURRENCY_SEED
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
 import random
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
@@ -87,11 +98,13 @@ HOT = 4
 @attrs.define
 class Write:
     """An acknowledged create or update: the version it returned, the message it appended
-    (``None`` for a create) and the task it returned."""
+    (``None`` for a create), the task it returned, and when it began and ended (ticks)."""
 
     version: int
     token: str | None
     task: m.Task
+    began: int
+    ended: int
 
 
 @attrs.define
@@ -224,10 +237,13 @@ class Run:
         task = m.new_task(m.text_message(self.unique("created")), context_id=context_id)
         return task if task_id is None else attrs.evolve(task, id=task_id)
 
-    def track(self, scope: CallerScope, stored: StoredTask, acknowledged: int) -> Tracked:
+    def track(
+        self, scope: CallerScope, stored: StoredTask, began: int, acknowledged: int
+    ) -> Tracked:
         task = stored.task
         assert stored.version == 1
-        created = Tracked(scope, task.id, task.context_id, acknowledged, [Write(1, None, task)])
+        write = Write(1, None, task, began, acknowledged)
+        created = Tracked(scope, task.id, task.context_id, acknowledged, [write])
         self.tasks.append(created)
         return created
 
@@ -236,9 +252,9 @@ class Run:
         scope = rng.choice(SCOPES)
         logged = {1: self.unique("event")} if rng.random() < 0.5 else {}
         events = [(seq, m.text_message(text)) for seq, text in logged.items()]
-        self.tick()
+        began = self.tick()
         stored = await store.create_task(scope, self.new_task(rng), events=events)
-        created = self.track(scope, stored, self.tick())
+        created = self.track(scope, stored, began, self.tick())
         if logged:
             created.events.update(logged)
             created.logged_by.append((1, tuple(logged)))
@@ -255,12 +271,13 @@ class Run:
             except ConcurrencyError:
                 refused.append(task)
 
+        began = self.tick()
         async with trio.open_nursery() as nursery:
             for _ in range(3):
                 nursery.start_soon(one, self.new_task(rng, task_id))
         assert len(made) == 1, f"{len(made)} creates of one id succeeded"
         assert len(refused) == 2
-        self.track(scope, made[0], self.tick())
+        self.track(scope, made[0], began, self.tick())
 
     async def create_keyed(self, rng: random.Random, store: TaskStore) -> None:
         """Three creates with one idempotency key at once: one task, returned to all three."""
@@ -275,6 +292,7 @@ class Run:
             store = rng.choice(self.stores)
             returned.append(await store.create_task(scope, task, idempotency_key=key))
 
+        began = self.tick()
         async with trio.open_nursery() as nursery:
             for _ in range(3):
                 nursery.start_soon(one)
@@ -283,7 +301,7 @@ class Run:
         [winner] = ids
         first = next(stored for stored in returned if stored.version == 1)
         assert all(stored.task == first.task for stored in returned if stored.version == 1)
-        self.track(scope, first, self.tick())
+        self.track(scope, first, began, self.tick())
         self.losers += [(scope, task.id) for task in tried if task.id != winner]
 
     async def update(self, rng: random.Random, store: TaskStore) -> None:
@@ -316,12 +334,13 @@ class Run:
             self.tally[f"update: {type(exc).__name__}"] += 1
             return
         finally:
-            task.updating[interval] = (began, self.tick())
+            ended = self.tick()
+            task.updating[interval] = (began, ended)
         if expected is not None:
             assert stored.version == expected + 1
         self.tally["update: acknowledged"] += 1
         assert tokens(stored.task)[-1] == token
-        task.writes.append(Write(stored.version, token, stored.task))
+        task.writes.append(Write(stored.version, token, stored.task, began, ended))
         task.reads.append((stored.version, tokens(stored.task)))
         if state is not None and m.is_terminal(state) and task.terminal_began is None:
             task.terminal_began = began
@@ -357,8 +376,9 @@ class Run:
                         task.scope, task.task_id, TaskUpdate(), events=events
                     )
                 finally:
-                    task.updating[interval] = (began, self.tick())
-                task.writes.append(Write(stored.version, None, stored.task))
+                    ended = self.tick()
+                    task.updating[interval] = (began, ended)
+                task.writes.append(Write(stored.version, None, stored.task, began, ended))
                 task.reads.append((stored.version, tokens(stored.task)))
                 version = stored.version
         except TaskNotFoundError:
@@ -409,30 +429,43 @@ class Run:
         self.tally["touched"] += len(touched)
 
     async def page(self, rng: random.Random, store: TaskStore) -> None:
-        """Page through one scope's listing while the others write: no task twice, and every
-        task created before that no write, delete or purge may have touched meanwhile."""
+        """Page through one scope's listing, perhaps of one context or state, while the others
+        write: every task shown matches, none twice; every task created before that no write,
+        delete or purge may have touched meanwhile, and that matched, is shown; and those are
+        newest-written first."""
         scope = rng.choice(SCOPES)
         context_id = rng.choice(("", *CONTEXTS))
-        query = TaskQuery(context_id=context_id, page_size=rng.randrange(1, 6))
+        status = rng.choice(LISTED_STATES)
+        query = TaskQuery(context_id=context_id, status=status, page_size=rng.randrange(1, 6))
         began = self.tick()
-        seen = await all_pages(store, query, scope=scope)
+        shown = await walk(store, query, scope, rng)
         ended = self.tick()
+        seen = [task.id for task in shown]
         assert len(seen) == len(set(seen)), f"a listing repeated tasks: {seen}"
+        for task in shown:
+            assert listed_by(query, task), f"{query} listed {task.id} in {task.status.state}"
         existing = list(self.tasks)
 
-        def nothing_skipped() -> None:
+        def nothing_skipped_and_newest_first() -> None:
+            quiet: dict[str, Write] = {}
             for task in existing:
-                quiet = (
+                if (
                     task.scope == scope
                     and context_id in ("", task.context_id)
                     and task.created < began
                     and not self.may_be_gone(task, ended)
                     and not self.written_within(task, began, ended)
-                )
-                if quiet:
-                    assert task.task_id in seen, f"a listing skipped {task.task_id}"
+                ):
+                    last = max(
+                        (write for write in task.writes if write.ended < began),
+                        key=lambda write: write.version,
+                    )
+                    if listed_by(query, last.task):
+                        assert task.task_id in seen, f"{query} skipped {task.task_id}"
+                        quiet[task.task_id] = last
+            check_newest_first([(task_id, quiet[task_id]) for task_id in seen if task_id in quiet])
 
-        self.later.append(nothing_skipped)
+        self.later.append(nothing_skipped_and_newest_first)
 
     @staticmethod
     def written_within(task: Tracked, began: int, ended: int) -> bool:
@@ -540,6 +573,52 @@ class Run:
         self.purges[-1] = (began, self.tick())
 
 
+LISTED_STATES = (*(S.UNSPECIFIED,) * 3, S.SUBMITTED, S.WORKING, S.INPUT_REQUIRED, S.COMPLETED)
+"""The state filters of the listings paged during a run (``UNSPECIFIED``: any state)."""
+FINAL_STATES = (S.UNSPECIFIED, S.SUBMITTED, S.WORKING, S.COMPLETED)
+"""Those of the listings read after it."""
+
+
+async def walk(
+    store: TaskStore, query: TaskQuery, scope: CallerScope, rng: random.Random
+) -> list[m.Task]:
+    """Every page of a listing, each at most a page's size, a few checkpoints between pages
+    (others write)."""
+    shown: list[m.Task] = []
+    while True:
+        page = await store.list_tasks(scope, query)
+        assert len(page.tasks) <= query.page_size
+        shown += page.tasks
+        if not page.next_page_token:
+            return shown
+        query = attrs.evolve(query, page_token=page.next_page_token)
+        for _ in range(rng.randrange(1, 4)):
+            await trio.lowlevel.checkpoint()
+
+
+def listed_by(query: TaskQuery, task: m.Task) -> bool:
+    """Whether the task matches the query's context and state filters."""
+    return query.context_id in ("", task.context_id) and query.status in (
+        S.UNSPECIFIED,
+        task.status.state,
+    )
+
+
+def check_newest_first(listed: Sequence[tuple[str, Write]]) -> None:
+    """Tasks as a listing showed them, each with its last write then: none shown after one
+    whose last write had ended before its own began (the spec's newest-updated first)."""
+    oldest_end: tuple[int, str] | None = None
+    for task_id, write in listed:
+        if oldest_end is not None:
+            ended, before = oldest_end
+            assert write.began <= ended, (
+                f"{task_id}, last written at ticks {write.began}..{write.ended}, listed after"
+                f" {before}, last written by tick {ended}"
+            )
+        if oldest_end is None or write.ended < oldest_end[0]:
+            oldest_end = (write.ended, task_id)
+
+
 @attrs.frozen
 class Snapshot:
     """Everything the store holds of the run's tasks, read after the run."""
@@ -547,7 +626,8 @@ class Snapshot:
     tasks: dict[str, StoredTask | None]
     events: dict[str, tuple[tuple[int, str], ...]]
     configs: dict[str, tuple[tuple[str, str], ...]]
-    listings: dict[CallerScope, tuple[str, ...]]
+    listings: dict[tuple[CallerScope, str, m.TaskState], tuple[str, ...]]
+    """The ids every page of each listing shows, by scope, context and state filter."""
     unfinished: frozenset[str]
 
 
@@ -571,8 +651,9 @@ async def snapshot(store: TaskStore, run: Run) -> Snapshot:
             listed = await store.list_push_configs(task.scope, task.task_id)
             configs[task.task_id] = tuple((config.id, config.url) for config in listed)
     listings = {}
-    for scope in SCOPES:
-        listings[scope] = tuple(await all_pages(store, TaskQuery(page_size=7), scope=scope))
+    for scope, context_id, status in itertools.product(SCOPES, ("", *CONTEXTS), FINAL_STATES):
+        query = TaskQuery(context_id=context_id, status=status, page_size=7)
+        listings[scope, context_id, status] = tuple(await all_pages(store, query, scope=scope))
     unfinished = frozenset(scoped.stored.task.id for scoped in await store.list_unfinished())
     return Snapshot(tasks, events, configs, listings, unfinished)
 
@@ -603,11 +684,20 @@ async def check(store: TaskStore, run: Run, held: Snapshot) -> None:
         running = not m.is_terminal(stored.task.status.state)
         assert (task.task_id in held.unfinished) == running
     every = {task.task_id: task for task in run.tasks}
-    for scope, listed in held.listings.items():
+    for (scope, context_id, status), listed in held.listings.items():
+        query = TaskQuery(context_id=context_id, status=status)
         assert len(listed) == len(set(listed))
         assert all(task_id in every and every[task_id].scope == scope for task_id in listed)
-        existing = {t.task_id for t in run.tasks if t.scope == scope and held.tasks[t.task_id]}
-        assert set(listed) == existing
+        existing = {
+            task.task_id
+            for task in run.tasks
+            if task.scope == scope
+            and (stored := held.tasks[task.task_id]) is not None
+            and listed_by(query, stored.task)
+        }
+        assert set(listed) == existing, f"{query} listed {listed}, not {existing}"
+        last = [max(every[task_id].writes, key=lambda write: write.version) for task_id in listed]
+        check_newest_first(list(zip(listed, last, strict=True)))
 
 
 def check_events(task: Tracked, logged: tuple[tuple[int, str], ...]) -> None:
@@ -662,11 +752,17 @@ async def open_stores(url: str, count: int) -> AsyncIterator[list[TaskStore]]:
         ]
 
 
-@pytest.mark.parametrize("backend_name", ALL_BACKENDS)
-async def test_concurrent_calls_keep_the_contract(backend_name: str, tmp_path: Path) -> None:
+def seeded_rng() -> random.Random:
+    """A random source seeded from ``A2A_TRIO_STORE_CONCURRENCY_SEED``, or afresh; the seed
+    is printed, to replay a run."""
     seed = int(os.environ.get(SEED_VARIABLE) or random.randrange(2**32))
     print(f"store concurrency seed {seed} ({SEED_VARIABLE}={seed} replays it)")
-    rng = random.Random(seed)
+    return random.Random(seed)
+
+
+@pytest.mark.parametrize("backend_name", ALL_BACKENDS)
+async def test_concurrent_calls_keep_the_contract(backend_name: str, tmp_path: Path) -> None:
+    rng = seeded_rng()
     async with make_backend(backend_name, tmp_path) as backend:
         replicas = 1 if backend.name == "memory" else 2
         async with open_stores(backend.url, replicas) as stores:
@@ -729,3 +825,235 @@ async def test_appends_and_updates_logging_at_once_never_deadlock(
                 range(newest - MAX_EVENTS + 1, newest + 1)
             )
             assert all(event_text(event) == logged[seq] for seq, event in events)
+
+
+@attrs.frozen
+class LogWrite:
+    """One write of a task's log in a race: an update (with a message) or an append, its
+    numbers, and whether the store acknowledged it."""
+
+    name: str
+    seqs: tuple[int, ...]
+    update: bool
+    acknowledged: bool
+
+
+def serial_outcome(
+    writes: Sequence[LogWrite], log: dict[int, str], history: tuple[str, ...], bound: int
+) -> tuple[dict[int, str], tuple[str, ...]] | None:
+    """The log and the history after ``writes`` run one at a time in this order, by the
+    contract (a taken number, or one below what a full log keeps, refuses the write; the log
+    keeps its newest ``bound``), or ``None`` when some write would not get the answer it got."""
+    log = dict(log)
+    for write in writes:
+        refused = any(seq in log for seq in write.seqs) or (
+            sum(seq > min(write.seqs) for seq in log) >= bound
+        )
+        if refused == write.acknowledged:
+            return None
+        if refused:
+            continue
+        log.update((seq, f"{write.name} {seq}") for seq in write.seqs)
+        log = {seq: log[seq] for seq in sorted(log)[-bound:]}
+        if write.update:
+            history += (write.name,)
+    return log, history
+
+
+@attrs.define
+class Raced:
+    """A task the race writes: its log and its history (past the first message) as read
+    after the last round."""
+
+    task_id: str
+    log: dict[int, str] = attrs.Factory(dict)
+    history: tuple[str, ...] = ()
+
+
+RACE_ROUNDS = 30
+RACE_TASKS = 6
+
+
+@pytest.mark.parametrize("backend_name", ALL_BACKENDS)
+async def test_log_writes_racing_with_numbers_skipping_ahead_are_serializable(
+    backend_name: str, tmp_path: Path
+) -> None:
+    """Updates logging events and appends whose numbers skip ahead, follow on, repeat or fall
+    below a full log's window, racing on one task from two store objects: what each writer
+    was told, the log and the history a reader sees afterwards are those of the writes run
+    one at a time in some order.  On PostgreSQL the one-statement update checked that no
+    event was logged from its first number on in the snapshot its statement began with: an
+    append committed while the update waited for the row went unseen, so the update logged
+    an event below the full log's window and the log held more events than its bound."""
+    rng = seeded_rng()
+    tally: Counter[str] = Counter()
+    async with make_backend(backend_name, tmp_path) as backend:
+        replicas = 1 if backend.name == "memory" else 2
+        async with open_stores(backend.url, replicas) as stores:
+            writer = stores[0]  # writes each task last, so its updates take the short way
+
+            async def one(
+                store: TaskStore, task_id: str, write: LogWrite, done: list[LogWrite]
+            ) -> None:
+                events = [(seq, m.text_message(f"{write.name} {seq}")) for seq in write.seqs]
+                for _ in range(rng.randrange(4)):
+                    await trio.lowlevel.checkpoint()
+                try:
+                    if write.update:
+                        said = m.text_message(write.name, role=m.Role.AGENT)
+                        update = TaskUpdate(messages=(said,))
+                        await store.update_task(ANONYMOUS, task_id, update, events=events)
+                    else:
+                        await store.append_events(ANONYMOUS, task_id, events)
+                except ConcurrencyError:
+                    done.append(write)
+                    return
+                done.append(attrs.evolve(write, acknowledged=True))
+
+            async def race(task: Raced) -> None:
+                task_id, log, history = task.task_id, task.log, task.history
+                # The writer writes the task first, so that it knows the row as it stands
+                # (an append from the other store moved its write time).
+                await writer.update_task(ANONYMOUS, task_id, TaskUpdate())
+                last = max(log, default=0)
+                done: list[LogWrite] = []
+                async with trio.open_nursery() as nursery:
+                    # The writer's update, then appends and now and then an update (the full
+                    # way) from the other store.
+                    for index in range(rng.randrange(2, 4)):
+                        start = rng.choice(
+                            [last + 1, last + 1, last + MAX_EVENTS + 1, last + 2 * MAX_EVENTS, last]
+                        )
+                        count = rng.randrange(1, MAX_EVENTS + 1)
+                        seqs = tuple(range(max(1, start), max(1, start) + count))
+                        update = index == 0 or rng.random() < 0.25
+                        write = LogWrite(f"{task_id} w{index}", seqs, update, False)
+                        store = writer if index == 0 else stores[-1]
+                        nursery.start_soon(one, store, task_id, write, done)
+                both = await stores[-1].load_task_with_seq(ANONYMOUS, task_id)
+                assert both is not None
+                stored, newest = both
+                seen = {
+                    seq: event_text(event)
+                    for seq, event in await stores[-1].load_events(ANONYMOUS, task_id)
+                }
+                assert list(seen) == sorted(seen), f"{task_id}: events out of order: {seen}"
+                assert newest == max(seen, default=0)
+                said = tokens(stored.task)[1:]
+                serial = [
+                    serial_outcome(order, log, history, MAX_EVENTS)
+                    for order in itertools.permutations(done)
+                ]
+                assert (seen, said) in serial, (
+                    f"{task_id}: log {seen} and history {said} after {done} from log {log}"
+                    f" and history {history}: no order of the writes gives them"
+                )
+                tally.update(
+                    f"{'update' if w.update else 'append'} {'ok' if w.acknowledged else 'refused'}"
+                    for w in done
+                )
+                task.log, task.history = seen, said
+
+            tasks = []
+            for _ in range(RACE_TASKS):
+                created = m.new_task(m.text_message("go"))
+                await writer.create_task(ANONYMOUS, created)
+                await writer.update_task(ANONYMOUS, created.id, TaskUpdate(state=S.WORKING))
+                tasks.append(Raced(created.id))
+            for _ in range(RACE_ROUNDS):
+                async with trio.open_nursery() as nursery:
+                    for task in tasks:
+                        nursery.start_soon(race, task)
+            print(", ".join(f"{k} {v}" for k, v in sorted(tally.items())))
+
+
+QUIET_STATES = (S.SUBMITTED, S.WORKING, S.INPUT_REQUIRED, S.COMPLETED)
+WALKS = 40
+
+
+@pytest.mark.parametrize("backend_name", ALL_BACKENDS)
+async def test_listings_paged_during_writes_show_the_quiet_tasks_newest_first(
+    backend_name: str, tmp_path: Path
+) -> None:
+    """Tasks written one after another, then left alone but for touches and appends (which
+    keep a task's place), listed page by page, by context and state, from both store objects
+    while other tasks are created and updated: each walk shows every one of them that
+    matches, exactly once, newest-written first, and only tasks that match."""
+    rng = seeded_rng()
+    async with make_backend(backend_name, tmp_path) as backend:
+        replicas = 1 if backend.name == "memory" else 2
+        async with open_stores(backend.url, replicas) as stores:
+            quiet: list[StoredTask] = []  # by their last write, oldest first
+            hot: list[str] = []
+            for number in range(30):
+                task = m.new_task(
+                    m.text_message(f"quiet {number}"), context_id=CONTEXTS[number % 2]
+                )
+                stored = await rng.choice(stores).create_task(ANONYMOUS, task)
+                state = rng.choice(QUIET_STATES)
+                if state is not S.SUBMITTED:
+                    update = TaskUpdate(state=state)
+                    stored = await rng.choice(stores).update_task(ANONYMOUS, task.id, update)
+                quiet.append(stored)
+                if number % 5 == 0:
+                    hot.append(task.id)  # written again during the walks, no longer quiet
+            quiet = [stored for stored in quiet if stored.task.id not in hot]
+            quiet_ids = {stored.task.id for stored in quiet}
+            lease = [TaskAtVersion(ANONYMOUS, stored.task.id, stored.version) for stored in quiet]
+            walked = Counter[str]()
+
+            async def write_others() -> None:
+                for number in itertools.count():
+                    store = rng.choice(stores)
+                    kind = rng.randrange(4)
+                    if kind == 0 and len(hot) < 100:
+                        context_id = rng.choice(CONTEXTS)
+                        task = m.new_task(m.text_message(f"new {number}"), context_id=context_id)
+                        await store.create_task(ANONYMOUS, task)
+                        hot.append(task.id)
+                    elif kind <= 1:
+                        state = rng.choice((None, S.WORKING, S.INPUT_REQUIRED))
+                        said = m.text_message(f"said {number}", role=m.Role.AGENT)
+                        update = TaskUpdate(state=state, messages=(said,))
+                        with contextlib.suppress(TaskTerminalStateError):
+                            await store.update_task(ANONYMOUS, rng.choice(hot), update)
+                    elif kind == 2:
+                        task_id = rng.choice(quiet).task.id
+                        last = await store.last_event_seq(ANONYMOUS, task_id)
+                        events = [(last + 1, m.text_message(f"logged {number}"))]
+                        with contextlib.suppress(ConcurrencyError):  # the other writer's
+                            await store.append_events(ANONYMOUS, task_id, events)
+                    else:
+                        assert await store.touch_tasks(lease) == set(lease)
+                    await trio.lowlevel.checkpoint()
+
+            async def walks() -> None:
+                for _ in range(WALKS):
+                    query = TaskQuery(
+                        context_id=rng.choice(("", *CONTEXTS)),
+                        status=rng.choice((S.UNSPECIFIED, *QUIET_STATES)),
+                        page_size=rng.randrange(1, 8),
+                    )
+                    shown = await walk(rng.choice(stores), query, ANONYMOUS, rng)
+                    seen = [task.id for task in shown]
+                    assert len(seen) == len(set(seen)), f"{query} repeated tasks: {seen}"
+                    for task in shown:
+                        assert listed_by(query, task), f"{query} listed {task.id}"
+                    expected = [
+                        stored.task.id
+                        for stored in reversed(quiet)
+                        if listed_by(query, stored.task)
+                    ]
+                    assert [task_id for task_id in seen if task_id in quiet_ids] == expected, (
+                        f"{query}: the quiet tasks shown, in order, are not {expected}: {seen}"
+                    )
+                    walked["walks"] += 1
+                    walked["quiet tasks shown"] += len(expected)
+                    walked["others shown"] += len(seen) - len(expected)
+
+            async with trio.open_nursery() as nursery:
+                for _ in range(3):
+                    nursery.start_soon(write_others)
+                await walks()
+                nursery.cancel_scope.cancel()
+            print(", ".join(f"{k} {v}" for k, v in sorted(walked.items())))

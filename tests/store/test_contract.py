@@ -634,6 +634,30 @@ async def test_events_are_logged_in_sequence_and_replayed_after_a_point(
     assert await store.load_events(ANONYMOUS, task.id, after_seq=4) == ()
 
 
+async def test_an_append_freshens_the_write_time_and_changes_nothing_else(
+    store: TaskStore,
+) -> None:
+    """An append is a write of the task, as a touch is: its write time moves on (a
+    PostgreSQL update of the task's row, waiting for the append's lock, then sees the row
+    changed), its version, document and listing place stay.  An empty one writes nothing."""
+    task = a_task()
+    first = await store.create_task(ALICE, task, events=[(1, task)])
+    newer = (await store.create_task(ALICE, a_task())).task
+    mark = await a_moment_after(first.updated_at)
+    await store.append_events(ALICE, task.id, [(2, agent_says("more"))])
+    appended = await store.load_task(ALICE, task.id)
+    assert appended is not None
+    assert (appended.task, appended.version) == (task, 1)
+    assert appended.updated_at >= mark
+    listed = await store.list_tasks(ALICE, TaskQuery())
+    assert [found.id for found in listed.tasks] == [newer.id, task.id]  # not moved to the front
+    await a_moment_after(appended.updated_at)
+    await store.append_events(ALICE, task.id, [])
+    assert await store.load_task(ALICE, task.id) == appended
+    written = await store.update_task(ALICE, task.id, TaskUpdate(state=S.WORKING))
+    assert written.version == 2 and written.updated_at > appended.updated_at
+
+
 async def test_a_taken_sequence_number_is_refused_whole(store: TaskStore) -> None:
     task = (await store.create_task(ANONYMOUS, a_task())).task
     await store.append_events(ANONYMOUS, task.id, [(1, task)])
@@ -814,6 +838,7 @@ async def test_an_event_below_what_a_full_log_keeps_is_refused_as_logged(
         await store.append_events(ANONYMOUS, task_id, [(seq, message) for seq in (1, 3, 5, 7)])
         kept = await store.load_events(ANONYMOUS, task_id)
         assert [seq for seq, _event in kept] == [3, 5, 7]
+        appended = await store.load_task(ANONYMOUS, task_id)  # its write time moved on
         for seqs in ([1], [2], [2, 8]):
             events = [(seq, agent_says(f"late {seq}")) for seq in seqs]
             with pytest.raises(ConcurrencyError, match="refused as already logged"):
@@ -827,7 +852,7 @@ async def test_an_event_below_what_a_full_log_keeps_is_refused_as_logged(
                     events=events,
                 )
         assert await store.load_events(ANONYMOUS, task_id) == kept
-        assert await store.load_task(ANONYMOUS, task_id) == stored
+        assert await store.load_task(ANONYMOUS, task_id) == appended
         await store.append_events(ANONYMOUS, task_id, [(4, message)])  # a gap the log keeps
         kept = await store.load_events(ANONYMOUS, task_id)
         assert [seq for seq, _event in kept] == [4, 5, 7]
