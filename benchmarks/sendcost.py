@@ -18,14 +18,13 @@ out: instruction counts do not move with the machine's load, wall time does.
 from __future__ import annotations
 
 import argparse
-import cProfile
 import os
-import pstats
 import re
 import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -94,7 +93,9 @@ async def _request(app: Any, path: str, body: bytes) -> bytes:
     return b"".join(chunks)
 
 
-async def _run(kind: str, count: int, profile: bool) -> None:
+async def run(kind: str, count: int, *, profile: bool = False, tune_gc: bool = True) -> None:
+    """Serve ``count`` requests of ``kind`` in process; ``tune_gc`` as ``a2a-trio serve`` does
+    for its process (left out by the smoke test, which shares its process)."""
     app = create_app(_agent())
     path = app.server.config.jsonrpc_path
     method = "SendMessage" if kind == "send" else "SendStreamingMessage"
@@ -110,10 +111,15 @@ async def _run(kind: str, count: int, profile: bool) -> None:
         )
         await to_app.send({"type": "lifespan.startup"})
         assert (await we_receive.receive())["type"] == "lifespan.startup.complete"
-        tune_gc_for_streams()
+        if tune_gc:
+            tune_gc_for_streams()
         for n in range(10):  # warm the caches
             await _request(app, path, _body(method, n))
-        profiler = cProfile.Profile() if profile else None
+        profiler = None
+        if profile:
+            import cProfile  # here: this directory's profile.py would shadow the stdlib's
+
+            profiler = cProfile.Profile()
         started = time.perf_counter()
         if profiler:
             profiler.enable()
@@ -128,6 +134,8 @@ async def _run(kind: str, count: int, profile: bool) -> None:
         assert (await we_receive.receive())["type"] == "lifespan.shutdown.complete"
     print(f"{kind}: {elapsed / count * 1e6:.1f} us per request over {count}", file=sys.stderr)
     if profiler:
+        import pstats
+
         stats = pstats.Stats(profiler)
         stats.sort_stats("tottime").print_stats(45)
 
@@ -176,7 +184,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     if not args.callgrind:
-        trio.run(_run, args.kind or "send", args.count, args.profile)
+        trio.run(partial(run, args.kind or "send", args.count, profile=args.profile))
         return
     for kind in (args.kind,) if args.kind else ("send", "stream"):
         print(f"{kind}: {_instructions(kind) / 1000:,.1f}k instructions per request", flush=True)
