@@ -81,6 +81,12 @@ class StreamReply:
     method: StreamingMethod
     headers: Mapping[str, str]
     name: str
+    head: bytes = attrs.field(init=False)
+    """Each event's response up to its result (``rpc.success_head``), encoded once."""
+
+    @head.default
+    def _head(self) -> bytes:
+        return rpc.success_head(self.rid)
 
     def failure_event(self) -> bytes:
         """The internal error, with the request's id in its version's shape, as the last
@@ -409,7 +415,7 @@ async def _pump(writer: _Writer, reply: StreamReply, watch: Callable[[], None]) 
 
 def _frame(reply: StreamReply, entry: LogEntry) -> bytes:
     result = entry.encoded(reply.method.encode_event_bytes)
-    return encode_event(rpc.success_bytes(reply.rid, result), event_id=entry.seq)
+    return encode_event(reply.head + result + rpc.SUCCESS_TAIL, event_id=entry.seq)
 
 
 async def _watch(
