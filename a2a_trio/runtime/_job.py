@@ -78,6 +78,11 @@ class Job:
         """The drain's grace ran out before any CancelTask reached the job: the handler is
         cancelled as at shutdown (FAILED, "the server shut down"; a resumable task is left for
         the next start), not as by CancelTask."""
+        self.finalizing = False
+        """The handler ended on its own and the job's scope now shields and bounds the final
+        write (``TaskRuntime._run_job``): a CancelTask or a drain no longer cancels that
+        scope, which would cut the write short (a write in a scope of its own, as on every
+        other end, ignores them likewise)."""
         self.parked = False
         """The handler handed back a JobHandle: the task now follows long-running work."""
         self.superseded = False

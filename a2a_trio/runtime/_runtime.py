@@ -217,7 +217,8 @@ class TaskRuntime:
             for job in running:
                 if not job.cancel_requested:  # a CancelTask came first: it ends CANCELED
                     job.shut_down = True
-                job.cancel_scope.cancel()
+                if not job.finalizing:  # a final write under way is not cut short
+                    job.cancel_scope.cancel()
             await self._idle.park()
 
     def _running_jobs(self) -> list[Job]:
@@ -310,7 +311,8 @@ class TaskRuntime:
         job = self._live(scope, task_id)
         if job is not None and not m.is_terminal(job.state):
             job.cancel_requested = True
-            job.cancel_scope.cancel()
+            if not job.finalizing:  # a final write under way is not cut short
+                job.cancel_scope.cancel()
             await job.done.wait()
             if job.state is m.TaskState.CANCELED:
                 return job.task
@@ -791,6 +793,15 @@ class TaskRuntime:
                     outage = exc
                     failed = agent_message(job.task, STORE_UNAVAILABLE_MESSAGE)
                     final = TaskUpdate(state=m.TaskState.FAILED, status_message=failed)
+                if not (job.cancel_scope.cancel_called or job.superseded):
+                    # The usual end, nothing cancelled it: the job's own scope, which only its
+                    # deadline cancels from here on (``finalizing``), shields and bounds the
+                    # final write, as the scope of its own below does on the other ends (one
+                    # cancel scope fewer for every task).
+                    job.finalizing = True
+                    job.cancel_scope.shield = True
+                    job.cancel_scope.deadline = trio.current_time() + self.config.finalize_timeout
+                    await self._settle(job, final, outage=outage)
             if final is None and not job.shut_down:  # our scope caught it: CancelTask
                 final = TaskUpdate(
                     state=m.TaskState.CANCELED,
@@ -805,7 +816,7 @@ class TaskRuntime:
                     state=m.TaskState.FAILED,
                     status_message=agent_message(job.task, SHUTDOWN_MESSAGE),
                 )
-            if final is not None and not job.superseded:  # shielded, but bounded
+            if final is not None and not (job.finalizing or job.superseded):  # shielded, bounded
                 deadline = trio.current_time() + self.config.finalize_timeout
                 with trio.CancelScope(shield=True, deadline=deadline):
                     await self._settle(job, final, outage=outage)
