@@ -359,7 +359,7 @@ def check_history_length(history_length: int | None) -> None:
 def check_events(events: Sequence[SequencedEvent]) -> None:
     """Sequence numbers must be positive and distinct (a programming error otherwise)."""
     seqs = [seq for seq, _event in events]
-    if any(seq < 1 for seq in seqs) or len(set(seqs)) != len(seqs):
+    if seqs and (min(seqs) < 1 or len(set(seqs)) != len(seqs)):
         raise ValueError(f"event sequence numbers must be positive and distinct: {seqs}")
 
 
