@@ -25,7 +25,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import Iterable
 from datetime import timedelta
-from typing import Any
+from typing import Any, Final
 
 import attrs
 import trio
@@ -98,6 +98,8 @@ SHUTTING_DOWN = "The server is shutting down; try again shortly"
 STORE_UNAVAILABLE_MESSAGE = (
     "The task store was unavailable while this task ran; please send it again."
 )
+DEFAULT_SEND: Final = m.SendMessageConfiguration()
+"""The options of a send that gives none."""
 CANCEL_ATTEMPTS = 20
 """Reads and conditional writes a cancel of a task running on another replica makes before it
 gives up: a write in between (the handler's, until the cancel fences it out; another
@@ -234,7 +236,7 @@ class TaskRuntime:
 
     async def send(self, scope: CallerScope, request: m.SendMessageRequest) -> m.Task | m.Message:
         """SendMessage: the reply message, or the task once settled (or at once when asked)."""
-        config = request.configuration or m.SendMessageConfiguration()
+        config = request.configuration or DEFAULT_SEND
         started = await self._accept(scope, request)
         if isinstance(started, m.Message):
             return started
@@ -962,7 +964,7 @@ def _completion(task: m.Task, value: Any) -> TaskUpdate:
     if isinstance(value, m.Message):
         reply = bound_to(task, value)
         return TaskUpdate(state=m.TaskState.COMPLETED, status_message=reply, messages=(reply,))
-    writes = tuple(ArtifactWrite(a) for a in value_to_artifacts(value))
+    writes = tuple(map(ArtifactWrite, value_to_artifacts(value)))
     return TaskUpdate(state=m.TaskState.COMPLETED, artifacts=writes)
 
 
