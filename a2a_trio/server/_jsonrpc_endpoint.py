@@ -336,12 +336,14 @@ async def _send_stream(receive: Receive, send: Send, reply: StreamReply, keepali
     internal error as its last event, after the events already rendered (``stream_boundary``)."""
     stream = reply.stream
     writer = _Writer(send)
-    finished = False
+    finished = watching = False
     try:
         await send({"type": "http.response.start", "status": 200, "headers": RAW_STREAM_HEADERS})
         async with trio.open_nursery() as nursery:
 
             def watch() -> None:
+                nonlocal watching
+                watching = True
                 nursery.start_soon(_watch, receive, writer, keepalive, nursery.cancel_scope)
 
             with stream_boundary() as outcome:
@@ -350,7 +352,8 @@ async def _send_stream(receive: Receive, send: Send, reply: StreamReply, keepali
                 writer.add(reply.failure_event())
                 await writer.flush()
             finished = True
-            nursery.cancel_scope.cancel()
+            if watching:  # (a stream that never waited has no watcher to stop)
+                nursery.cancel_scope.cancel()
         if finished:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:
