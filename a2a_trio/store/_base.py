@@ -442,8 +442,10 @@ def detached_update(update: TaskUpdate) -> TaskUpdate:
 
 def whole_milliseconds(stamp: datetime) -> datetime:
     """``stamp`` cut to the millisecond: a status time as the wire form (and so the SQL task
-    document) holds it, which every store keeps, so all three read back alike."""
-    return stamp.replace(microsecond=stamp.microsecond // 1000 * 1000)
+    document) holds it, which every store keeps, so all three read back alike.  ``stamp``
+    itself when it is so already, as every time the runtime makes is."""
+    micro = stamp.microsecond
+    return stamp if micro % 1000 == 0 else stamp.replace(microsecond=micro // 1000 * 1000)
 
 
 def _stored_status(status: m.TaskStatus) -> m.TaskStatus:
