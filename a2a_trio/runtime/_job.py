@@ -278,7 +278,8 @@ class Job:
 
     def _release(self) -> None:
         self._lock.release()
-        self._changed.unpark_all()
+        if self._changed:  # (nobody waits on most writes: an empty lot's unpark costs more)
+            self._changed.unpark_all()
 
     async def _write(
         self, update: TaskUpdate, chunk: tuple[bool, bool] | None
@@ -391,7 +392,8 @@ class Job:
         self.done.set()
         if not self.log.closed:
             self.log.close()
-        self._changed.unpark_all()
+        if self._changed:
+            self._changed.unpark_all()
 
     def deliver(self, incoming: Incoming) -> None:
         """Hand a follow-up message to the handler waiting in ``ctx.ask``."""

@@ -526,7 +526,7 @@ class TaskRuntime:
             return await self._admit(scope, request)
         finally:
             self._admitting -= 1
-            if not self._admitting:
+            if not self._admitting and self._idle:  # (only a drain parks there)
                 self._idle.unpark_all()
 
     async def _admit(self, scope: CallerScope, request: m.SendMessageRequest) -> Job | m.Message:
@@ -926,7 +926,8 @@ class TaskRuntime:
                 self._finished[job.id] = (job.scope, job.log)
                 while len(self._finished) > self.config.finished_logs:
                     self._finished.popitem(last=False)
-        self._idle.unpark_all()
+        if self._idle:
+            self._idle.unpark_all()
 
     # --- lookups --------------------------------------------------------------------------
 
