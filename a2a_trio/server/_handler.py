@@ -7,7 +7,6 @@ same request gives the same result on every binding.
 from __future__ import annotations
 
 import logging
-from types import TracebackType
 from typing import NoReturn
 
 from .. import model as m
@@ -72,12 +71,7 @@ class _StoreOutage:
     def __enter__(self) -> None:
         pass
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def __exit__(self, _type: object, exc: BaseException | None, _traceback: object) -> None:
         if isinstance(exc, StoreUnavailableError):
             logger.warning("request failed, the task store is unavailable: %s", exc)
             raise InternalError(

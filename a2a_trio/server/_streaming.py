@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import AbstractContextManager
-from types import TracebackType
 
 import attrs
 import trio
@@ -56,12 +55,7 @@ class _StreamBoundary:
     def __enter__(self) -> StreamOutcome:
         return self._outcome
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> bool:
+    def __exit__(self, _type: object, exc: BaseException | None, _traceback: object) -> bool:
         if not isinstance(exc, Exception):  # none, or cancellation: not a failure
             return False
         # the stream's boundary (docs/bindings.md): logged, never leaked

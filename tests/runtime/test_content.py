@@ -19,7 +19,6 @@ from a2a_trio.runtime._content import check_update
 from a2a_trio.store import ANONYMOUS, ArtifactWrite, TaskUpdate, open_store
 from runtime.streams import read_all
 
-
 nan = float("nan")
 MAX_JSON_DEPTH = m.MAX_JSON_DEPTH
 

@@ -47,15 +47,20 @@ class HeldFinalWrites(MemoryTaskStore):
         return await super().update_task(scope, task_id, update, **kwargs)
 
 
-def send(text: str) -> m.SendMessageRequest:
-    config = m.SendMessageConfiguration(return_immediately=True)
-    return m.SendMessageRequest(m.text_message(text), configuration=config)
-
-
-async def start(store: HeldFinalWrites, nursery: trio.Nursery, **config: Any) -> TaskRuntime:
+async def final_write_held(
+    store: HeldFinalWrites, nursery: trio.Nursery, **config: Any
+) -> tuple[TaskRuntime, str]:
+    """A runtime on ``store`` (in ``nursery``) and a task whose handler has ended and whose
+    final write waits for ``store.release``."""
     runtime = TaskRuntime(agent, store, RuntimeConfig(**config))
     await nursery.start(runtime.run)
-    return runtime
+    at_once = m.SendMessageConfiguration(return_immediately=True)
+    task = await runtime.send(
+        ANONYMOUS, m.SendMessageRequest(m.text_message("hi"), configuration=at_once)
+    )
+    assert isinstance(task, m.Task)
+    await store.started.wait()
+    return runtime, task.id
 
 
 async def stored_state(store: HeldFinalWrites, task_id: str) -> m.TaskState:
@@ -67,15 +72,12 @@ async def stored_state(store: HeldFinalWrites, task_id: str) -> m.TaskState:
 async def test_a_cancel_during_the_final_write_finds_the_task_completed() -> None:
     store = HeldFinalWrites()
     async with trio.open_nursery() as nursery:
-        runtime = await start(store, nursery)
-        task = await runtime.send(ANONYMOUS, send("hi"))
-        assert isinstance(task, m.Task)
-        await store.started.wait()
+        runtime, task_id = await final_write_held(store, nursery)
         refused: list[TaskNotCancelableError] = []
 
         async def cancel() -> None:
             with pytest.raises(TaskNotCancelableError) as error:
-                await runtime.cancel(ANONYMOUS, task.id)
+                await runtime.cancel(ANONYMOUS, task_id)
             refused.append(error.value)
 
         nursery.start_soon(cancel)
@@ -83,17 +85,14 @@ async def test_a_cancel_during_the_final_write_finds_the_task_completed() -> Non
         store.release.set()
         await trio.testing.wait_all_tasks_blocked()
         assert refused[0].message.endswith("COMPLETED first")
-        assert await stored_state(store, task.id) is m.TaskState.COMPLETED
+        assert await stored_state(store, task_id) is m.TaskState.COMPLETED
         nursery.cancel_scope.cancel()
 
 
 async def test_a_drain_during_the_final_write_lets_it_through() -> None:
     store = HeldFinalWrites()
     async with trio.open_nursery() as nursery:
-        runtime = await start(store, nursery)
-        task = await runtime.send(ANONYMOUS, send("hi"))
-        assert isinstance(task, m.Task)
-        await store.started.wait()
+        runtime, task_id = await final_write_held(store, nursery)
         drained = trio.Event()
 
         async def drain() -> None:
@@ -105,7 +104,7 @@ async def test_a_drain_during_the_final_write_lets_it_through() -> None:
         assert not drained.is_set()  # it waits for the write
         store.release.set()
         await drained.wait()
-        assert await stored_state(store, task.id) is m.TaskState.COMPLETED
+        assert await stored_state(store, task_id) is m.TaskState.COMPLETED
         nursery.cancel_scope.cancel()
 
 
@@ -119,13 +118,10 @@ async def test_the_runtimes_cancellation_lets_the_final_write_through() -> None:
     async with trio.open_nursery() as outside:
         with trio.CancelScope() as serving:  # as serve() cancelled by its caller
             async with trio.open_nursery() as nursery:
-                runtime = await start(store, nursery)
-                task = await runtime.send(ANONYMOUS, send("hi"))
-                assert isinstance(task, m.Task)
-                await store.started.wait()
+                _, task_id = await final_write_held(store, nursery)
                 outside.start_soon(release_once_all_wait)
                 serving.cancel()
-    assert await stored_state(store, task.id) is m.TaskState.COMPLETED
+    assert await stored_state(store, task_id) is m.TaskState.COMPLETED
 
 
 async def test_finalize_timeout_still_bounds_the_final_write(
@@ -133,13 +129,10 @@ async def test_finalize_timeout_still_bounds_the_final_write(
 ) -> None:
     store = HeldFinalWrites()  # never released: the write never ends by itself
     async with trio.open_nursery() as nursery:
-        runtime = await start(store, nursery, finalize_timeout=5.0)
-        task = await runtime.send(ANONYMOUS, send("hi"))
-        assert isinstance(task, m.Task)
-        await store.started.wait()
+        runtime, task_id = await final_write_held(store, nursery, finalize_timeout=5.0)
         await trio.sleep(4.9)
-        assert runtime.has_job(ANONYMOUS, task.id)  # still writing
+        assert runtime.has_job(ANONYMOUS, task_id)  # still writing
         await trio.sleep(0.2)
-        assert not runtime.has_job(ANONYMOUS, task.id)  # the deadline cut it: retired
-        assert await stored_state(store, task.id) is m.TaskState.SUBMITTED
+        assert not runtime.has_job(ANONYMOUS, task_id)  # the deadline cut it: retired
+        assert await stored_state(store, task_id) is m.TaskState.SUBMITTED
         nursery.cancel_scope.cancel()
