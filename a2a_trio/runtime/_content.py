@@ -8,7 +8,7 @@ agent's programming error before anything is stored or published.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 
 from .. import model as m
 from ..errors import AgentMisuseError
@@ -20,20 +20,46 @@ def check_update(update: TaskUpdate) -> None:
     messages = update.messages
     if update.status_message is not None:
         messages += (update.status_message,)
-    artifacts = (write.artifact for write in update.artifacts)
-    check_content(messages, artifacts, update.metadata)
+    check_content(messages, [write.artifact for write in update.artifacts], update.metadata)
 
 
 def check_content(
-    messages: Iterable[m.Message] = (),
-    artifacts: Iterable[m.Artifact] = (),
+    messages: Collection[m.Message] = (),
+    artifacts: Collection[m.Artifact] = (),
     metadata: m.JsonObject | None = None,
 ) -> None:
-    """Raise ``AgentMisuseError`` naming the first value that is not plain JSON."""
+    """Raise ``AgentMisuseError`` naming the first value that is not plain JSON.
+
+    Every job write checks its content, so the values are walked together first, as one JSON
+    array: one walk, and no names built.  Only when that finds a problem are they walked one
+    by one, to name the first that has one.  (The array is one level deeper than the values
+    in it: content nested exactly to the limit fails the first walk and passes the second.)
+    """
+    if m.json_problem(_all_values(messages, artifacts, metadata)) is None:
+        return
     for where, value in _values(messages, artifacts, metadata):
         problem = m.json_problem(value)
         if problem is not None:
             raise AgentMisuseError(f"{where}: {problem}")
+
+
+def _all_values(
+    messages: Iterable[m.Message], artifacts: Iterable[m.Artifact], metadata: m.JsonObject | None
+) -> list[object]:
+    """The values :func:`_values` names, unnamed."""
+    values: list[object] = [metadata]
+    for artifact in artifacts:
+        values += (artifact.name, artifact.description)
+    contents: tuple[m.Message | m.Artifact, ...] = (*messages, *artifacts)
+    for content in contents:
+        values.append(content.metadata)
+        for part in content.parts:
+            values.append(part.metadata)
+            if isinstance(part, m.TextPart):
+                values.append(part.text)
+            elif isinstance(part, m.DataPart):
+                values.append(part.data)
+    return values
 
 
 def _values(

@@ -103,12 +103,14 @@ class Subscription:
             self._log._detach(self)
         else:
             self._pending.append(entry)
-        self._lot.unpark_all()
+        if self._lot:  # (a subscriber busy elsewhere is not parked: most, in a fan-out)
+            self._lot.unpark_all()
 
     def _end(self, *, handed_over: bool = False) -> None:
         self._ended = True
         self._handed_over = handed_over
-        self._lot.unpark_all()
+        if self._lot:
+            self._lot.unpark_all()
 
     def _ended_error(self) -> trio.EndOfChannel:
         return HandedOver(self._had) if self._handed_over else trio.EndOfChannel()

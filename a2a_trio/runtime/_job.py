@@ -78,6 +78,11 @@ class Job:
         """The drain's grace ran out before any CancelTask reached the job: the handler is
         cancelled as at shutdown (FAILED, "the server shut down"; a resumable task is left for
         the next start), not as by CancelTask."""
+        self.finalizing = False
+        """The handler ended on its own and the job's scope now shields and bounds the final
+        write (``TaskRuntime._run_job``): a CancelTask or a drain no longer cancels that
+        scope, which would cut the write short (a write in a scope of its own, as on every
+        other end, ignores them likewise)."""
         self.parked = False
         """The handler handed back a JobHandle: the task now follows long-running work."""
         self.superseded = False
@@ -273,7 +278,8 @@ class Job:
 
     def _release(self) -> None:
         self._lock.release()
-        self._changed.unpark_all()
+        if self._changed:  # (nobody waits on most writes: an empty lot's unpark costs more)
+            self._changed.unpark_all()
 
     async def _write(
         self, update: TaskUpdate, chunk: tuple[bool, bool] | None
@@ -386,7 +392,8 @@ class Job:
         self.done.set()
         if not self.log.closed:
             self.log.close()
-        self._changed.unpark_all()
+        if self._changed:
+            self._changed.unpark_all()
 
     def deliver(self, incoming: Incoming) -> None:
         """Hand a follow-up message to the handler waiting in ``ctx.ask``."""

@@ -25,7 +25,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import Iterable
 from datetime import timedelta
-from typing import Any
+from typing import Any, Final
 
 import attrs
 import trio
@@ -98,6 +98,8 @@ SHUTTING_DOWN = "The server is shutting down; try again shortly"
 STORE_UNAVAILABLE_MESSAGE = (
     "The task store was unavailable while this task ran; please send it again."
 )
+DEFAULT_SEND: Final = m.SendMessageConfiguration()
+"""The options of a send that gives none."""
 CANCEL_ATTEMPTS = 20
 """Reads and conditional writes a cancel of a task running on another replica makes before it
 gives up: a write in between (the handler's, until the cancel fences it out; another
@@ -217,7 +219,8 @@ class TaskRuntime:
             for job in running:
                 if not job.cancel_requested:  # a CancelTask came first: it ends CANCELED
                     job.shut_down = True
-                job.cancel_scope.cancel()
+                if not job.finalizing:  # a final write under way is not cut short
+                    job.cancel_scope.cancel()
             await self._idle.park()
 
     def _running_jobs(self) -> list[Job]:
@@ -233,7 +236,7 @@ class TaskRuntime:
 
     async def send(self, scope: CallerScope, request: m.SendMessageRequest) -> m.Task | m.Message:
         """SendMessage: the reply message, or the task once settled (or at once when asked)."""
-        config = request.configuration or m.SendMessageConfiguration()
+        config = request.configuration or DEFAULT_SEND
         started = await self._accept(scope, request)
         if isinstance(started, m.Message):
             return started
@@ -310,7 +313,8 @@ class TaskRuntime:
         job = self._live(scope, task_id)
         if job is not None and not m.is_terminal(job.state):
             job.cancel_requested = True
-            job.cancel_scope.cancel()
+            if not job.finalizing:  # a final write under way is not cut short
+                job.cancel_scope.cancel()
             await job.done.wait()
             if job.state is m.TaskState.CANCELED:
                 return job.task
@@ -522,7 +526,7 @@ class TaskRuntime:
             return await self._admit(scope, request)
         finally:
             self._admitting -= 1
-            if not self._admitting:
+            if not self._admitting and self._idle:  # (only a drain parks there)
                 self._idle.unpark_all()
 
     async def _admit(self, scope: CallerScope, request: m.SendMessageRequest) -> Job | m.Message:
@@ -791,6 +795,15 @@ class TaskRuntime:
                     outage = exc
                     failed = agent_message(job.task, STORE_UNAVAILABLE_MESSAGE)
                     final = TaskUpdate(state=m.TaskState.FAILED, status_message=failed)
+                if not (job.cancel_scope.cancel_called or job.superseded):
+                    # The usual end, nothing cancelled it: the job's own scope, which only its
+                    # deadline cancels from here on (``finalizing``), shields and bounds the
+                    # final write, as the scope of its own below does on the other ends (one
+                    # cancel scope fewer for every task).
+                    job.finalizing = True
+                    job.cancel_scope.shield = True
+                    job.cancel_scope.deadline = trio.current_time() + self.config.finalize_timeout
+                    await self._settle(job, final, outage=outage)
             if final is None and not job.shut_down:  # our scope caught it: CancelTask
                 final = TaskUpdate(
                     state=m.TaskState.CANCELED,
@@ -805,7 +818,7 @@ class TaskRuntime:
                     state=m.TaskState.FAILED,
                     status_message=agent_message(job.task, SHUTDOWN_MESSAGE),
                 )
-            if final is not None and not job.superseded:  # shielded, but bounded
+            if final is not None and not (job.finalizing or job.superseded):  # shielded, bounded
                 deadline = trio.current_time() + self.config.finalize_timeout
                 with trio.CancelScope(shield=True, deadline=deadline):
                     await self._settle(job, final, outage=outage)
@@ -913,7 +926,8 @@ class TaskRuntime:
                 self._finished[job.id] = (job.scope, job.log)
                 while len(self._finished) > self.config.finished_logs:
                     self._finished.popitem(last=False)
-        self._idle.unpark_all()
+        if self._idle:
+            self._idle.unpark_all()
 
     # --- lookups --------------------------------------------------------------------------
 
@@ -951,7 +965,7 @@ def _completion(task: m.Task, value: Any) -> TaskUpdate:
     if isinstance(value, m.Message):
         reply = bound_to(task, value)
         return TaskUpdate(state=m.TaskState.COMPLETED, status_message=reply, messages=(reply,))
-    writes = tuple(ArtifactWrite(a) for a in value_to_artifacts(value))
+    writes = tuple(map(ArtifactWrite, value_to_artifacts(value)))
     return TaskUpdate(state=m.TaskState.COMPLETED, artifacts=writes)
 
 

@@ -154,9 +154,14 @@ def success(rid: JsonValue, result: Any) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": _writable(rid), "result": result}
 
 
-def success_bytes(rid: RequestId, result: bytes) -> bytes:
-    """A success response around an already-serialized result (same bytes as ``success``)."""
-    return b'{"jsonrpc":"2.0","id":' + orjson.dumps(_writable(rid)) + b',"result":' + result + b"}"
+def success_head(rid: RequestId) -> bytes:
+    """A success response around an already-serialized result is ``success_head(rid) + result
+    + SUCCESS_TAIL`` (the same bytes as ``success``): an event stream encodes the head once,
+    not for every event."""
+    return b'{"jsonrpc":"2.0","id":' + orjson.dumps(_writable(rid)) + b',"result":'
+
+
+SUCCESS_TAIL: Final = b"}"
 
 
 def failure(rid: JsonValue, error: A2AError, data: Any = None) -> dict[str, Any]:

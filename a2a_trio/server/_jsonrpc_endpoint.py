@@ -81,6 +81,12 @@ class StreamReply:
     method: StreamingMethod
     headers: Mapping[str, str]
     name: str
+    head: bytes = attrs.field(init=False)
+    """Each event's response up to its result (``rpc.success_head``), encoded once."""
+
+    @head.default
+    def _head(self) -> bytes:
+        return rpc.success_head(self.rid)
 
     def failure_event(self) -> bytes:
         """The internal error, with the request's id in its version's shape, as the last
@@ -333,12 +339,14 @@ async def _send_stream(receive: Receive, send: Send, reply: StreamReply, keepali
     internal error as its last event, after the events already rendered (``stream_boundary``)."""
     stream = reply.stream
     writer = _Writer(send)
-    finished = False
+    finished = watching = False
     try:
         await send({"type": "http.response.start", "status": 200, "headers": RAW_STREAM_HEADERS})
         async with trio.open_nursery() as nursery:
 
             def watch() -> None:
+                nonlocal watching
+                watching = True
                 nursery.start_soon(_watch, receive, writer, keepalive, nursery.cancel_scope)
 
             with stream_boundary() as outcome:
@@ -347,7 +355,8 @@ async def _send_stream(receive: Receive, send: Send, reply: StreamReply, keepali
                 writer.add(reply.failure_event())
                 await writer.flush()
             finished = True
-            nursery.cancel_scope.cancel()
+            if watching:  # (a stream that never waited has no watcher to stop)
+                nursery.cancel_scope.cancel()
         if finished:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:
@@ -412,7 +421,7 @@ async def _pump(writer: _Writer, reply: StreamReply, watch: Callable[[], None]) 
 
 def _frame(reply: StreamReply, entry: LogEntry) -> bytes:
     result = entry.encoded(reply.method.encode_event_bytes)
-    return encode_event(rpc.success_bytes(reply.rid, result), event_id=entry.seq)
+    return encode_event(reply.head + result + rpc.SUCCESS_TAIL, event_id=entry.seq)
 
 
 async def _watch(

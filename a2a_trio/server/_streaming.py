@@ -10,8 +10,8 @@ keeps running.  The JSON-RPC endpoint streams on raw ASGI and shares only the bo
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import AbstractContextManager
 
 import attrs
 import trio
@@ -34,8 +34,7 @@ class StreamOutcome:
     failed: bool = False
 
 
-@contextmanager
-def stream_boundary() -> Iterator[StreamOutcome]:
+def stream_boundary() -> AbstractContextManager[StreamOutcome]:
     """The boundary of an event stream whose 200 and first events are sent: a failure nobody
     planned for (a custom store's bug met by a ``StoreFollower``, a codec bug rendering an
     event) can no longer become an error response, so it ends the stream instead of cutting the
@@ -44,12 +43,25 @@ def stream_boundary() -> Iterator[StreamOutcome]:
     reaches the client.  The task's job is not the stream's and runs on; cancellation (a client
     gone, a shutdown) and ``KeyboardInterrupt`` are not failures and pass through.
     """
-    outcome = StreamOutcome()
-    try:
-        yield outcome
-    except Exception:  # the stream's boundary (docs/bindings.md): logged, never leaked
-        logger.exception("event stream ended early on an unexpected error")
-        outcome.failed = True
+    return _StreamBoundary()
+
+
+class _StreamBoundary:
+    """:func:`stream_boundary` (a class, not a generator: every stream enters one)."""
+
+    def __init__(self) -> None:
+        self._outcome = StreamOutcome()
+
+    def __enter__(self) -> StreamOutcome:
+        return self._outcome
+
+    def __exit__(self, _type: object, exc: BaseException | None, _traceback: object) -> bool:
+        if not isinstance(exc, Exception):  # none, or cancellation: not a failure
+            return False
+        # the stream's boundary (docs/bindings.md): logged, never leaked
+        logger.error("event stream ended early on an unexpected error", exc_info=exc)
+        self._outcome.failed = True
+        return True
 
 
 def event_stream_response(

@@ -360,7 +360,7 @@ def check_history_length(history_length: int | None) -> None:
 def check_events(events: Sequence[SequencedEvent]) -> None:
     """Sequence numbers must be positive and distinct (a programming error otherwise)."""
     seqs = [seq for seq, _event in events]
-    if any(seq < 1 for seq in seqs) or len(set(seqs)) != len(seqs):
+    if seqs and (min(seqs) < 1 or len(set(seqs)) != len(seqs)):
         raise ValueError(f"event sequence numbers must be positive and distinct: {seqs}")
 
 
@@ -443,8 +443,10 @@ def detached_update(update: TaskUpdate) -> TaskUpdate:
 
 def whole_milliseconds(stamp: datetime) -> datetime:
     """``stamp`` cut to the millisecond: a status time as the wire form (and so the SQL task
-    document) holds it, which every store keeps, so all three read back alike."""
-    return stamp.replace(microsecond=stamp.microsecond // 1000 * 1000)
+    document) holds it, which every store keeps, so all three read back alike.  ``stamp``
+    itself when it is so already, as every time the runtime makes is."""
+    micro = stamp.microsecond
+    return stamp if micro % 1000 == 0 else stamp.replace(microsecond=micro // 1000 * 1000)
 
 
 def _stored_status(status: m.TaskStatus) -> m.TaskStatus:

@@ -264,8 +264,9 @@ class MemoryTaskStore:
                 for seq, event in events
             ]
         )
-        for seq in sorted(log)[:-bound]:
-            del log[seq]
+        if len(log) > bound:  # (a sort of the whole log on every write otherwise)
+            for seq in sorted(log)[:-bound]:
+                del log[seq]
 
     async def load_events(
         self, scope: CallerScope, task_id: str, *, after_seq: int = 0

@@ -114,7 +114,9 @@ def check_json_object(value: Any, _type: Any = None) -> dict[str, JsonValue]:
 def format_timestamp(value: datetime) -> str:
     """RFC 3339 in UTC with millisecond precision and a ``Z`` suffix."""
     # ``isoformat`` pads years below 1000 to four digits (``strftime("%Y")`` does not).
-    return value.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
+    if value.tzinfo is not UTC:  # (every time the runtime makes is UTC already)
+        value = value.astimezone(UTC)
+    return value.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
 
 
 TIMESTAMP: Final = re.compile(

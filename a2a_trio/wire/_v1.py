@@ -129,9 +129,12 @@ class V1Codec:
 
     def _decode_part(self, data: Any, _type: Any) -> m.Part:
         obj = expect_object(data)
-        present = [cls for cls, key in PART_KEYS.items() if key in obj]
         # ``"data": null`` is a data part holding JSON null; other nulls mean "unset".
-        present = [cls for cls in present if cls is m.DataPart or obj[PART_KEYS[cls]] is not None]
+        present = [
+            cls
+            for cls, key in PART_KEYS.items()
+            if key in obj and (cls is m.DataPart or obj[key] is not None)
+        ]
         if len(present) != 1:
             raise InvalidParamsError("exactly one of text, raw, url, data must be set")
         cls = present[0]

@@ -16,6 +16,7 @@ from typing import Any
 import followers
 import leases
 import purge
+import sendcost
 import trio
 from loadbench import payloads
 from loadbench.held import StreamPool
@@ -174,3 +175,8 @@ async def test_purge_script_times_only_the_purges_own_writes(tmp_path: Path) -> 
         total, longest_write, probe_wait = await purge.purge_with_probe(store, 10)
     assert 0 < longest_write <= total
     assert probe_wait == 0  # the probe's one write never finished
+
+
+async def test_sendcost_script_drives_sends_and_streams_through_the_app() -> None:
+    for kind in ("send", "stream"):
+        await sendcost.run(kind, 3, tune_gc=False)  # raises unless each one completed

@@ -287,12 +287,21 @@ def test_integer_query_values_refuse_what_only_python_reads(value: str) -> None:
     assert "pageSize must be a decimal integer (digits only)" in refused.value.message
 
 
+@pytest.mark.parametrize("rid", ["r-1", 'ü \u2028 "', 7, -(2**63), 2**64 - 1, 2.5, None])
+def test_an_event_streams_encoded_head_writes_what_a_response_does(rid: rpc.RequestId) -> None:
+    """A stream encodes its request's id once (``success_head``) for all its events."""
+    result = {"task": {"id": "t"}}
+    assert rpc.success_head(rid) + dumps(result) + rpc.SUCCESS_TAIL == dumps(
+        rpc.success(rid, result)
+    )
+
+
 def test_request_ids_beyond_64_bits_are_read_and_written_exactly() -> None:
     big = 123456789012345678901234567890
     document = rpc.load_request(b'{"jsonrpc": "2.0", "id": %d, "method": "m"}' % big)
     assert rpc.parse_request(document).id == big
     sent = b'{"jsonrpc":"2.0","id":%d,"result":{}}' % big
-    assert rpc.success_bytes(big, b"{}") == sent
+    assert rpc.success_head(big) + b"{}" + rpc.SUCCESS_TAIL == sent
     assert dumps(rpc.success(big, {})) == sent
     assert dumps(rpc.failure(-big, TaskNotFoundError())).startswith(
         b'{"jsonrpc":"2.0","id":-%d,' % big

@@ -13,10 +13,14 @@ import trio
 
 from a2a_trio import Agent, TaskContext
 from a2a_trio import model as m
-from a2a_trio.errors import InternalError
+from a2a_trio.errors import AgentMisuseError, InternalError
 from a2a_trio.runtime import INTERNAL_FAILURE, RuntimeConfig, TaskRuntime
-from a2a_trio.store import ANONYMOUS, open_store
+from a2a_trio.runtime._content import check_update
+from a2a_trio.store import ANONYMOUS, ArtifactWrite, TaskUpdate, open_store
 from runtime.streams import read_all
+
+nan = float("nan")
+MAX_JSON_DEPTH = m.MAX_JSON_DEPTH
 
 
 def nested(levels: int) -> list[Any]:
@@ -109,3 +113,69 @@ async def test_unstorable_content_fails_only_its_task(store_url: str) -> None:
         assert isinstance(events[-1], m.TaskStatusUpdateEvent)
         assert events[-1].status.state is m.TaskState.COMPLETED
         nursery.cancel_scope.cancel()
+
+
+def _artifact(part: m.Part, **fields: Any) -> m.Artifact:
+    return m.Artifact(artifact_id="a1", parts=(m.TextPart("ok"), part), **fields)
+
+
+NAMED_PROBLEMS: list[tuple[TaskUpdate, str]] = [
+    (TaskUpdate(metadata={"n": 2**80}), "the update's metadata: integer"),
+    (
+        TaskUpdate(messages=(m.text_message("ok", metadata={1: "a"}),)),  # type: ignore[dict-item]
+        "a message's metadata: object keys",
+    ),
+    (
+        TaskUpdate(messages=(m.text_message("ok"), m.text_message("lone \ud800"))),
+        "a message parts[0].text: a string holds a lone surrogate",
+    ),
+    (
+        TaskUpdate(
+            state=m.TaskState.COMPLETED,
+            status_message=m.Message("s", m.Role.AGENT, (m.DataPart([b"x"]),)),
+        ),
+        "a message parts[0].data: not a JSON value: bytes",
+    ),
+    (
+        TaskUpdate(artifacts=[ArtifactWrite(_artifact(m.TextPart("ok"), metadata={"x": [nan]}))]),
+        "artifact 'a1' metadata: nan is not a JSON number",
+    ),
+    (
+        TaskUpdate(artifacts=[ArtifactWrite(_artifact(m.TextPart("ok"), name="\udfff"))]),
+        "artifact 'a1' name and description: a string holds a lone surrogate",
+    ),
+    (
+        TaskUpdate(
+            artifacts=[ArtifactWrite(_artifact(m.TextPart("ok", metadata={"d": nested(65)})))]
+        ),
+        "artifact 'a1' parts[1].metadata: JSON nested deeper than 64 levels",
+    ),
+    (
+        TaskUpdate(artifacts=[ArtifactWrite(_artifact(m.DataPart({"k": object()})))]),
+        "artifact 'a1' parts[1].data: not a JSON value: object",
+    ),
+]
+
+
+@pytest.mark.parametrize(("update", "named"), NAMED_PROBLEMS)
+def test_a_content_check_names_the_first_bad_value(update: TaskUpdate, named: str) -> None:
+    """Content is walked in one go first (docs/benchmarks.md, finding 7); a problem found
+    there is named by where it is, wherever in an update it sits."""
+    with pytest.raises(AgentMisuseError) as refused:
+        check_update(update)
+    assert str(refused.value).startswith(named)
+
+
+def test_content_nested_to_the_limit_passes_the_check() -> None:
+    """The first walk sees the values one level deeper than they are: content nested exactly
+    as deep as the codecs read passes, one level more does not."""
+    deepest, too_deep = nested(MAX_JSON_DEPTH), nested(MAX_JSON_DEPTH + 1)
+    deepest_object, too_deep_object = {"d": nested(MAX_JSON_DEPTH - 1)}, {"d": deepest}
+    assert m.json_problem(deepest) is None and m.json_problem(deepest_object) is None
+    artifact = _artifact(m.DataPart(deepest), metadata=deepest_object)
+    check_update(TaskUpdate(metadata=deepest_object, artifacts=[ArtifactWrite(artifact)]))
+    with pytest.raises(AgentMisuseError, match="the update's metadata: JSON nested deeper"):
+        check_update(TaskUpdate(metadata=too_deep_object))
+    too_deep_artifact = _artifact(m.DataPart(too_deep))
+    with pytest.raises(AgentMisuseError, match=r"'a1' parts\[1\]\.data: JSON nested deeper"):
+        check_update(TaskUpdate(artifacts=[ArtifactWrite(too_deep_artifact)]))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import attrs
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 from strategies import V03_STRATEGIES, V1_STRATEGIES, Strategies
 
 from a2a_trio import model as m
-from a2a_trio.wire import V03, V1, dumps, loads
+from a2a_trio.wire import V03, V1, dumps, format_timestamp, loads
 
 ROUND_TRIP = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -114,3 +115,18 @@ def test_v03_send_result_round_trip(result: m.SendMessageResult) -> None:
 def test_v1_send_result_round_trip(result: m.SendMessageResult) -> None:
     wire = loads(dumps(V1.encode_send_result(result)))
     assert V1.decode_send_result(wire) == result
+
+
+@pytest.mark.parametrize(
+    "stamp",
+    [
+        datetime(2026, 1, 2, 3, 4, 5, 678_901, tzinfo=UTC),
+        datetime(2026, 1, 2, 5, 4, 5, 678_901, tzinfo=timezone(timedelta(hours=2))),
+        datetime(2026, 1, 1, 22, 34, 5, 678_901, tzinfo=timezone(timedelta(hours=-4, minutes=-30))),
+        datetime(2026, 1, 2, 3, 4, 5, 678_901, tzinfo=timezone(timedelta(0), "GMT")),
+    ],
+)
+def test_a_timestamp_is_written_in_utc_whatever_its_offset(stamp: datetime) -> None:
+    """A UTC time is written as it is (no conversion); any other offset is converted."""
+    assert format_timestamp(stamp) == "2026-01-02T03:04:05.678Z"
+    assert format_timestamp(datetime(5, 1, 1, tzinfo=UTC)) == "0005-01-01T00:00:00.000Z"
