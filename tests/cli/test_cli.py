@@ -258,6 +258,10 @@ def test_runtime_errors_exit_2(
         (["send", "http://", "hi"], "'http://' names no host"),
         (["get", "http://127.0.0.1:99999", "t1"], "port 99999 is not 1 to 65535"),
         (["card", "http://x", "--timeout", "nan"], "'--timeout': nan is not a positive number"),
+        (  # empty, it read as no --after and showed the whole log
+            ["subscribe", "http://x", "t1", "--after", ""],
+            "'--after': '' is not an event id: give the id of the last event you saw",
+        ),
         (
             ["serve", "a2a_trio.demo:agent", "--public-url", "agents.example.com"],
             "--public-url must be an absolute http(s) URL",
