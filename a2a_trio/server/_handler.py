@@ -19,6 +19,7 @@ from ..errors import (
     Mention,
     Phrase,
     PushNotificationNotSupportedError,
+    StoreDamagedError,
     StoreUnavailableError,
     UnsupportedOperationError,
 )
@@ -67,10 +68,14 @@ def _task_id(request: m.GetTaskRequest | m.CancelTaskRequest | m.SubscribeToTask
 
 @contextmanager
 def _store_outage() -> Iterator[None]:
-    """A store that cannot work right now is the server's fault, said plainly to the client
-    (JSON-RPC -32603 / HTTP 500) and logged, never a bare 500 with an empty body."""
+    """A store that cannot work right now, or a damaged one, is the server's fault, said
+    plainly to the client (JSON-RPC -32603 / HTTP 500) and logged in one line, never a bare
+    500 with an empty body."""
     try:
         yield
+    except StoreDamagedError as exc:  # no use trying again: the operator has to act
+        logger.error("request failed: %s", exc)
+        raise InternalError("The task store is damaged; the server's log says what to do") from None
     except StoreUnavailableError as exc:
         logger.warning("request failed, the task store is unavailable: %s", exc)
         raise InternalError("The task store is unavailable right now; try again shortly") from None
