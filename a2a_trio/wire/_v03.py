@@ -377,7 +377,7 @@ def _lookup_hooks(
         found = back.get(value) if isinstance(value, str) else None
         if found is None:
             # the zero value (``unknown``) is the field left out, not a choice
-            allowed = ", ".join(name for name, value in back.items() if value)
+            allowed = ", ".join(name for name, member in back.items() if member)
             raise InvalidParamsError(f"unknown {what} {str(value)[:40]!r} (one of {allowed})")
         return found
 
