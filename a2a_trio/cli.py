@@ -129,15 +129,21 @@ Timeout = Annotated[
 ]
 
 
-def _event_id(value: str) -> str:
-    """``--after``: an SSE event id, which holds no line break or NUL (it goes in a header)."""
-    if any(c in value for c in "\r\n\0"):
+def _event_id(value: str | None) -> str | None:
+    """``--after``: an SSE event id, which is not empty (that would mean no ``--after``) and
+    holds no line break or NUL (it goes in a header)."""
+    if value == "":
+        raise typer.BadParameter(
+            "'' is not an event id: give the id of the last event you saw (a2a_trio numbers"
+            " a task's events 1, 2, ...), or leave --after out to start with the task as it is"
+        )
+    if value is not None and any(c in value for c in "\r\n\0"):
         raise typer.BadParameter(f"{value!r} is not an event id (it holds a line break or NUL)")
     return value
 
 
 After = Annotated[
-    str,
+    str | None,
     typer.Option(
         "--after",
         metavar="EVENT_ID",
@@ -447,7 +453,7 @@ def stream(
 def subscribe(
     url: Url,
     task: TaskId,
-    after: After = "",
+    after: After = None,
     json: Json = False,
     header: Headers = None,
     token: Token = None,
@@ -458,7 +464,7 @@ def subscribe(
     """Follow a running task live (or, with --after, what it sent after that event)."""
 
     async def body(client: Client) -> m.TaskState | None:
-        return await _follow(client.subscribe(task, last_event_id=after), json=json, url=url)
+        return await _follow(client.subscribe(task, last_event_id=after or ""), json=json, url=url)
 
     _client_call(url, header, token, binding, trust_origin, timeout, body)
 

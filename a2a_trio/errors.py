@@ -365,3 +365,9 @@ class StoreUnavailableError(StoreError):
     """The store's database could not do the work (locked, unreachable, out of space): nothing
     was written (unless the connection dropped after a commit, before its answer: the runtime
     reads a final write back), and the same call may succeed later."""
+
+
+class StoreDamagedError(StoreUnavailableError):
+    """The store's database file is damaged (SQLite met a page it cannot read): the message
+    says which file and what to do.  Unlike an outage, the same call will not succeed later;
+    the store writes nothing more to the file, so the damage goes no further."""

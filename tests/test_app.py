@@ -273,14 +273,44 @@ def test_a_sqlite_store_another_server_holds_stops_start_up(tmp_path: Path) -> N
     from a2a_trio.loading import ConfigError
 
     path = tmp_path / "tasks.db"
-    with hold_store_alone(str(path)), pytest.raises(ConfigError) as refused:
+    with hold_store_alone(str(path)) as holder, pytest.raises(ConfigError) as refused:
+        holder.opened()  # a running server's hold
         app_from_env({"A2A_TRIO_STORE": f"sqlite:///{path}"})
     assert str(refused.value) == (
         f"A2A_TRIO_STORE='sqlite:///{path}': cannot open the task store: another a2a_trio"
         f" server is serving from it (it holds {path}.lock): stop that one, or give this one"
         " another store"
     )
+    assert (tmp_path / "tasks.db.lock").exists()  # the holder's: the refused start left it
     assert app_from_env({"A2A_TRIO_STORE": f"sqlite:///{path}"})  # released: free again
+
+
+def test_a_lock_file_removed_before_it_was_locked_is_taken_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server whose store failed to open removes the lock file it created while it holds
+    it; one that opened that file just before locks a file no longer at the path, and takes
+    the new one instead of serving beside the server that holds it."""
+    import fcntl
+
+    from a2a_trio._one_server import StoreInUseError, hold_store_alone
+
+    path = tmp_path / "tasks.db"
+    lock = tmp_path / "tasks.db.lock"
+    lock.touch()
+    flock = fcntl.flock
+
+    def removed_before_the_first_lock(fd: int, operation: int) -> None:
+        monkeypatch.setattr(fcntl, "flock", flock)
+        lock.unlink()  # the failed server's removal, between this open and this lock
+        flock(fd, operation)
+
+    monkeypatch.setattr(fcntl, "flock", removed_before_the_first_lock)
+    with hold_store_alone(str(path)):
+        assert lock.exists()
+        # the file at the path is the one held: a second server is refused, not let in
+        with pytest.raises(StoreInUseError), hold_store_alone(str(path)):
+            pass
 
 
 @pytest.mark.postgres

@@ -17,6 +17,7 @@ from ..errors import (
     Mention,
     Phrase,
     PushNotificationNotSupportedError,
+    StoreDamagedError,
     StoreUnavailableError,
     UnsupportedOperationError,
 )
@@ -64,14 +65,20 @@ def _task_id(request: m.GetTaskRequest | m.CancelTaskRequest | m.SubscribeToTask
 
 
 class _StoreOutage:
-    """A store that cannot work right now is the server's fault, said plainly to the client
-    (JSON-RPC -32603 / HTTP 500) and logged, never a bare 500 with an empty body.  (A class,
-    not ``@contextmanager``: every request enters it, and a generator costs more.)"""
+    """A store that cannot work right now, or a damaged one, is the server's fault, said
+    plainly to the client (JSON-RPC -32603 / HTTP 500) and logged in one line, never a bare
+    500 with an empty body.  (A class, not ``@contextmanager``: every request enters it, and a
+    generator costs more.)"""
 
     def __enter__(self) -> None:
         pass
 
     def __exit__(self, _type: object, exc: BaseException | None, _traceback: object) -> None:
+        if isinstance(exc, StoreDamagedError):  # no use trying again: the operator has to act
+            logger.error("request failed: %s", exc)
+            raise InternalError(
+                "The task store is damaged; the server's log says what to do"
+            ) from None
         if isinstance(exc, StoreUnavailableError):
             logger.warning("request failed, the task store is unavailable: %s", exc)
             raise InternalError(

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from functools import partial
 from typing import Final, Literal
 
 import trio
 
+from ..errors import StoreDamagedError
 from ._base import DEFAULT_RETENTION, Retention, StoreSchemaError
 from ._sql import Dialect, SqlTaskStore, Tx
 from ._sqlite_writer import GroupWriter, transaction
@@ -132,6 +133,10 @@ def _use_wal(conn: sqlite3.Connection) -> None:
             time.sleep(0.01)
 
 
+DAMAGED: Final = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+"""SQLite's primary result codes for a file it cannot read as a database."""
+
+
 class SqliteDriver:
     """Runs transactions on one SQLite file: a single writer, several readers."""
 
@@ -143,6 +148,7 @@ class SqliteDriver:
         self._writer: GroupWriter | None = None
         self._read_limiter = trio.CapacityLimiter(readers)
         self._idle_readers: list[sqlite3.Connection] = []
+        self._damage = ""  # what SQLite said when it found the file damaged, and what to do
 
     def connect(self, *, wal: bool = True) -> sqlite3.Connection:
         """A new connection with the store's settings (blocking: call it in a thread)."""
@@ -168,12 +174,31 @@ class SqliteDriver:
         await trio.to_thread.run_sync(migrate, conn)
         await trio.to_thread.run_sync(_use_wal, conn)
 
+    @contextmanager
+    def _damage_found(self) -> Iterator[None]:
+        """SQLite's word that the file is damaged as ``StoreDamagedError``, saying what to do;
+        from then on every write is refused before it reaches the file."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            if getattr(exc, "sqlite_errorcode", 0) & 0xFF not in DAMAGED:
+                raise
+            self._damage = (
+                f"the SQLite store's file {self._path} is damaged ({exc}): stop the server,"
+                " then restore the file from a backup or name a new file; the server writes"
+                " nothing more to it"
+            )
+            raise StoreDamagedError(self._damage) from exc
+
     async def write[T](self, fn: Callable[[Tx], T], *, one_statement: bool = False) -> T:
         """Run ``fn`` in the writer's next group transaction (also with ``one_statement``:
-        a transaction costs SQLite no round trip)."""
+        a transaction costs SQLite no round trip).  Once a call found the file damaged,
+        ``StoreDamagedError`` at once: a write could spread the damage."""
         if self._writer is None:
             raise RuntimeError("the SQLite store is not open")
-        with DIALECT.unavailable_on_operational_error():
+        if self._damage:
+            raise StoreDamagedError(self._damage)
+        with DIALECT.unavailable_on_operational_error(), self._damage_found():
             return await self._writer.write(fn)
 
     async def read[T](self, fn: Callable[[Tx], T]) -> T:
@@ -184,7 +209,7 @@ class SqliteDriver:
                 else:
                     conn = await trio.to_thread.run_sync(self.connect)
             try:
-                with DIALECT.unavailable_on_operational_error():
+                with DIALECT.unavailable_on_operational_error(), self._damage_found():
                     return await trio.to_thread.run_sync(transaction, conn, "BEGIN", fn)
             finally:
                 self._idle_readers.append(conn)

@@ -376,7 +376,8 @@ def _lookup_hooks(
     def decode(value: Any, _type: Any) -> Any:
         found = back.get(value) if isinstance(value, str) else None
         if found is None:
-            allowed = ", ".join(back)
+            # the zero value (``unknown``) is the field left out, not a choice
+            allowed = ", ".join(name for name, member in back.items() if member)
             raise InvalidParamsError(f"unknown {what} {str(value)[:40]!r} (one of {allowed})")
         return found
 

@@ -71,7 +71,8 @@ def _enum_hooks(
         if found is None and isinstance(value, int) and not isinstance(value, bool):
             found = numbers.get(value)
         if found is None:
-            allowed = ", ".join(names)
+            # the zero value (TASK_STATE_UNSPECIFIED) is the field left out, not a choice
+            allowed = ", ".join(name for name, member in names.items() if member)
             raise InvalidParamsError(
                 f"unknown {cls.__name__} {str(value)[:40]!r} (one of {allowed})"
             )

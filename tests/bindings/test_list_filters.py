@@ -18,6 +18,9 @@ from typing import Any
 import httpx
 import pytest
 
+from a2a_trio import model as m
+from a2a_trio.wire import V03, V03_PROTO, V1
+
 from .drivers import V1_HEADERS
 
 V1_RPC, V1_REST, V03_RPC, V03_REST = (
@@ -91,6 +94,28 @@ async def test_a_status_naming_no_state_is_invalid_params_listing_the_states(
     message = refusal(response)
     assert f"unknown task state {value!r} (one of " in message.replace("TaskState", "task state")
     assert WORKING[binding] in message
+
+
+# The states a refusal lists, as each binding writes them: the same eight on every binding.
+LISTED = {
+    V1_RPC: [V1.spell(state) for state in m.TaskState if state],
+    V1_REST: [V1.spell(state) for state in m.TaskState if state],
+    V03_RPC: [V03.spell(state) for state in m.TaskState if state],
+    V03_REST: [V03_PROTO.spell(state) for state in m.TaskState if state],
+}
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_every_binding_lists_the_same_states(http: httpx.AsyncClient, binding: str) -> None:
+    """The states a filter can select, without the zero value: it selects none (it is the
+    filter left out, which is how to list every task).  v1.0 JSON-RPC listed
+    ``TASK_STATE_UNSPECIFIED`` and v0.3 JSON-RPC ``unknown`` among them, unlike both
+    HTTP+JSON bindings."""
+    message = refusal(await list_tasks(http, binding, status="sleeping"))
+    listed = message.partition(" (one of ")[2].removesuffix(")").split(", ")
+    assert listed == LISTED[binding]
+    assert len(listed) == 8
+    assert ZERO[binding] not in listed
 
 
 @pytest.mark.parametrize("binding", BINDINGS)

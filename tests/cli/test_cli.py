@@ -258,6 +258,10 @@ def test_runtime_errors_exit_2(
         (["send", "http://", "hi"], "'http://' names no host"),
         (["get", "http://127.0.0.1:99999", "t1"], "port 99999 is not 1 to 65535"),
         (["card", "http://x", "--timeout", "nan"], "'--timeout': nan is not a positive number"),
+        (  # empty, it read as no --after and showed the whole log
+            ["subscribe", "http://x", "t1", "--after", ""],
+            "'--after': '' is not an event id: give the id of the last event you saw",
+        ),
         (
             ["serve", "a2a_trio.demo:agent", "--public-url", "agents.example.com"],
             "--public-url must be an absolute http(s) URL",
@@ -544,7 +548,8 @@ def test_serve_refuses_a_misspelled_memory_store(tmp_path: Path) -> None:
 def test_a_store_that_is_a_directory_or_another_file_says_what_to_give(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Not SQLite's "unable to open database file", which reads as a missing directory."""
+    """Not SQLite's "unable to open database file", which reads as a missing directory; and
+    the refused start leaves no lock file of its own behind."""
     demo = ["serve", "a2a_trio.demo:agent", "--port", "0"]
     directory = tmp_path / "tasks.db"
     directory.mkdir()
@@ -563,6 +568,11 @@ def test_a_store_that_is_a_directory_or_another_file_says_what_to_give(
         " (it is some other kind of file: name a new file or an a2a_trio store)\n"
     )
     assert notes.read_text().startswith("not a database")  # left as it was
+    # nor anything beside them: the empty FILE.lock each start created stayed there
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["notes.txt", "tasks.db"]
+    (tmp_path / "notes.txt.lock").touch()  # one this start did not create is not its to remove
+    assert in_process(capsys, *demo, "--store", str(notes))[0] == 2
+    assert (tmp_path / "notes.txt.lock").exists()
 
 
 def stored_demo_task(path: Path) -> bytes:

@@ -303,6 +303,13 @@ async def test_a_client_message_must_be_from_the_user_with_parts(http: httpx.Asy
         response = await call(http, "SendMessage", {"message": message}, rid=role)
         invalid_params(response, role, "$.params.message.role")
     message = user_message("x")
+    message["role"] = "ROLE_ROBOT"
+    error = invalid_params(
+        await call(http, "SendMessage", {"message": message}), 1, "$.params.message.role"
+    )
+    # the roles a message can have, as v0.3 lists user, agent: ROLE_UNSPECIFIED is refused
+    assert error["data"][0]["metadata"]["reason"].endswith("(one of ROLE_USER, ROLE_AGENT)")
+    message = user_message("x")
     message["parts"] = []
     response = await call(http, "SendStreamingMessage", {"message": message}, rid="np")
     invalid_params(response, "np", "$.params.message.parts")

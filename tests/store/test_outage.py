@@ -7,7 +7,7 @@ import logging
 import shutil
 import sqlite3
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, closing
 from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
@@ -19,7 +19,7 @@ import trio
 
 from a2a_trio import Agent, JobStatus, TaskContext, serve
 from a2a_trio import model as m
-from a2a_trio.errors import StoreUnavailableError
+from a2a_trio.errors import StoreDamagedError, StoreUnavailableError
 from a2a_trio.runtime import RuntimeConfig, TaskRuntime
 from a2a_trio.runtime._runtime import STORE_UNAVAILABLE_MESSAGE
 from a2a_trio.store import (
@@ -256,3 +256,76 @@ async def test_a_write_refused_by_an_outage_is_not_the_skills_failure(
     else:
         assert "final state not recorded, the store does not hold it: the SQLite store" in line
     assert "readonly database" in line  # the cause, for the operator
+
+
+async def damaged_store(path: Path) -> str:
+    """A SQLite store at ``path`` holding a finished task, closed, then damaged past its first
+    page (its tasks table's root page overwritten); returns the task's id."""
+    async with open_store(f"sqlite:///{path}") as store:
+        task = (await store.create_task(ANONYMOUS, m.new_task(m.text_message("kept")))).task
+        await store.update_task(ANONYMOUS, task.id, TaskUpdate(state=m.TaskState.COMPLETED))
+    with closing(sqlite3.connect(path)) as conn:
+        (page_size,) = conn.execute("PRAGMA page_size").fetchone()
+        (root,) = conn.execute(
+            "SELECT rootpage FROM sqlite_master WHERE name = 'a2a_tasks'"
+        ).fetchone()
+    assert root > 1
+    with path.open("r+b") as file:
+        file.seek((root - 1) * page_size)
+        file.write(b"\xa5" * page_size)
+    return task.id
+
+
+async def test_a_damaged_sqlite_file_is_said_in_one_line_and_written_no_more(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A file damaged past its first page starts (only a read of every page would find it).
+    Each request meeting the damage is an internal error saying so, with no path, and one
+    error line in the log saying which file and what to do; from then on nothing is written
+    to the file.  Before: "The server failed on this request; its log says why" and a
+    traceback of ``sqlite3.DatabaseError``."""
+    path = tmp_path / "tasks.db"
+    task_id = await damaged_store(path)
+    damaged = path.read_bytes()
+    caplog.set_level(logging.INFO, logger="a2a_trio")
+    async with trio.open_nursery() as nursery:
+        url = await nursery.start(partial(serve, agent, port=0, store=f"sqlite:///{path}"))
+        async with httpx.AsyncClient(base_url=url, headers={"A2A-Version": "1.0"}) as http:
+            message = {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
+            answers = [
+                await http.get(f"/tasks/{task_id}"),
+                await http.post("/message:send", json={"message": message}),
+                await http.get("/tasks"),
+            ]
+        nursery.cancel_scope.cancel()
+    for answer in answers:
+        assert answer.status_code == 500
+        error = answer.json()["error"]
+        assert error["status"] == "INTERNAL"
+        assert error["message"] == "The task store is damaged; the server's log says what to do"
+        assert str(tmp_path) not in answer.text
+    logged = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert [(r.name, r.levelname, r.exc_info) for r in logged] == [
+        ("a2a_trio.server", "ERROR", None)
+    ] * 3
+    assert logged[0].getMessage() == (
+        f"request failed: the SQLite store's file {path} is damaged (database disk image is"
+        " malformed): stop the server, then restore the file from a backup or name a new"
+        " file; the server writes nothing more to it"
+    )
+    # all as it was but the header's change counters, which the start-up's schema check bumps
+    assert path.read_bytes()[100:] == damaged[100:]
+
+
+async def test_once_the_damage_is_found_no_write_reaches_the_file(tmp_path: Path) -> None:
+    """A write could spread the damage (a page it rewrites beside a damaged one): refused
+    before it runs, even one that would touch only sound pages."""
+    path = tmp_path / "tasks.db"
+    task_id = await damaged_store(path)
+    ran: list[str] = []
+    async with open_store(f"sqlite:///{path}") as store:
+        with pytest.raises(StoreDamagedError, match=r"is damaged \(database disk image is"):
+            await store.load_task(ANONYMOUS, task_id)
+        with pytest.raises(StoreDamagedError, match="the server writes nothing more to it"):
+            await store._driver.write(ran.append)  # type: ignore[attr-defined]
+    assert ran == []
