@@ -8,7 +8,7 @@ agent's programming error before anything is stored or published.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Iterable
 
 from .. import model as m
 from ..errors import AgentMisuseError
@@ -24,8 +24,8 @@ def check_update(update: TaskUpdate) -> None:
 
 
 def check_content(
-    messages: Collection[m.Message] = (),
-    artifacts: Collection[m.Artifact] = (),
+    messages: Iterable[m.Message] = (),
+    artifacts: Iterable[m.Artifact] = (),
     metadata: m.JsonObject | None = None,
 ) -> None:
     """Raise ``AgentMisuseError`` naming the first value that is not plain JSON.
@@ -35,52 +35,51 @@ def check_content(
     by one, to name the first that has one.  (The array is one level deeper than the values
     in it: content nested exactly to the limit fails the first walk and passes the second.)
     """
-    if m.json_problem(_all_values(messages, artifacts, metadata)) is None:
+    placed = _placed_values(messages, artifacts, metadata)
+    if m.json_problem([value for value, _place in placed]) is None:
         return
-    for where, value in _values(messages, artifacts, metadata):
+    for value, place in placed:
         problem = m.json_problem(value)
         if problem is not None:
-            raise AgentMisuseError(f"{where}: {problem}")
+            raise AgentMisuseError(f"{_name(place)}: {problem}")
 
 
-def _all_values(
+type _Place = tuple[str | m.Artifact, int, str]
+"""Where a value sits, named only when it has a problem (:func:`_name`): its owner (the
+update, a message or an artifact), the index of its part (-1: the owner's own field) and the
+field."""
+
+
+def _placed_values(
     messages: Iterable[m.Message], artifacts: Iterable[m.Artifact], metadata: m.JsonObject | None
-) -> list[object]:
-    """The values :func:`_values` names, unnamed."""
-    values: list[object] = [metadata]
-    for artifact in artifacts:
-        values += (artifact.name, artifact.description)
-    contents: tuple[m.Message | m.Artifact, ...] = (*messages, *artifacts)
-    for content in contents:
-        values.append(content.metadata)
-        for part in content.parts:
-            values.append(part.metadata)
-            if isinstance(part, m.TextPart):
-                values.append(part.text)
-            elif isinstance(part, m.DataPart):
-                values.append(part.data)
-    return values
-
-
-def _values(
-    messages: Iterable[m.Message], artifacts: Iterable[m.Artifact], metadata: m.JsonObject | None
-) -> Iterator[tuple[str, object]]:
-    yield "the update's metadata", metadata
+) -> list[tuple[object, _Place]]:
+    """Every value of the content a wire form or store must carry, with its place."""
+    placed: list[tuple[object, _Place]] = [(metadata, ("the update", -1, "'s metadata"))]
     for message in messages:
-        yield "a message's metadata", message.metadata
-        yield from _part_values("a message", message.parts)
+        placed.append((message.metadata, ("a message", -1, "'s metadata")))
+        _place_parts(placed, "a message", message.parts)
     for artifact in artifacts:
-        name = f"artifact {artifact.artifact_id!r}"
-        yield f"{name} metadata", artifact.metadata
-        yield f"{name} name and description", [artifact.name, artifact.description]
-        yield from _part_values(name, artifact.parts)
+        placed.append((artifact.metadata, (artifact, -1, " metadata")))
+        placed.append(
+            ([artifact.name, artifact.description], (artifact, -1, " name and description"))
+        )
+        _place_parts(placed, artifact, artifact.parts)
+    return placed
 
 
-def _part_values(owner: str, parts: Iterable[m.Part]) -> Iterator[tuple[str, object]]:
+def _place_parts(
+    placed: list[tuple[object, _Place]], owner: str | m.Artifact, parts: Iterable[m.Part]
+) -> None:
     for index, part in enumerate(parts):
-        where = f"{owner} parts[{index}]"
-        yield f"{where}.metadata", part.metadata
+        placed.append((part.metadata, (owner, index, "metadata")))
         if isinstance(part, m.TextPart):
-            yield f"{where}.text", part.text
+            placed.append((part.text, (owner, index, "text")))
         elif isinstance(part, m.DataPart):
-            yield f"{where}.data", part.data
+            placed.append((part.data, (owner, index, "data")))
+
+
+def _name(place: _Place) -> str:
+    """``place`` in words: ``the update's metadata``, ``artifact 'a1' parts[0].data``."""
+    owner, index, field = place
+    label = f"artifact {owner.artifact_id!r}" if isinstance(owner, m.Artifact) else owner
+    return f"{label} parts[{index}].{field}" if index >= 0 else f"{label}{field}"
