@@ -270,6 +270,12 @@ class Job:
         self.cancel_scope.cancel()
         self._on_superseded(self)
 
+    def interrupt(self) -> None:
+        """Cancel the handler (a CancelTask, a drain), unless its final write is under way:
+        that is not cut short (``finalizing``)."""
+        if not self.finalizing:
+            self.cancel_scope.cancel()
+
     async def _acquire(self) -> None:
         try:
             self._lock.acquire_nowait()

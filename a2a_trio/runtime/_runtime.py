@@ -219,8 +219,7 @@ class TaskRuntime:
             for job in running:
                 if not job.cancel_requested:  # a CancelTask came first: it ends CANCELED
                     job.shut_down = True
-                if not job.finalizing:  # a final write under way is not cut short
-                    job.cancel_scope.cancel()
+                job.interrupt()
             await self._idle.park()
 
     def _running_jobs(self) -> list[Job]:
@@ -313,8 +312,7 @@ class TaskRuntime:
         job = self._live(scope, task_id)
         if job is not None and not m.is_terminal(job.state):
             job.cancel_requested = True
-            if not job.finalizing:  # a final write under way is not cut short
-                job.cancel_scope.cancel()
+            job.interrupt()
             await job.done.wait()
             if job.state is m.TaskState.CANCELED:
                 return job.task
