@@ -646,13 +646,7 @@ class SqlTaskStore:
             # does: holding only the key-share lock of the inserts' foreign-key checks, an
             # append and a running task's update (which takes the row first, then inserts)
             # could each wait on the other, the update for a number the append took.
-            row = tx.run(
-                "SELECT version, updated_us FROM a2a_tasks WHERE id = ? AND tenant = ?"
-                " AND owner = ?" + self._dialect.lock_row,
-                (task_id, scope.tenant, scope.owner),
-            ).fetchone()
-            if row is None:
-                raise TaskNotFoundError(f"Task {task_id} not found")
+            was = _require_task(tx, scope, task_id, lock=self._dialect.lock_row)
             self._log_events(tx, task_id, rows)
             # The write time moves on, as a touch's does (never back, never to the same
             # value): a one-statement update (``_update_known``) that waited for this row
@@ -664,7 +658,7 @@ class SqlTaskStore:
                 " ELSE updated_us + 1 END WHERE id = ?",
                 (now_us, now_us, task_id),
             )
-            return int(row[0]), int(row[1])
+            return was
 
         before = await self._driver.write(append)
         if before is not None:
@@ -878,12 +872,15 @@ def _require_storable(scope: CallerScope, task_id: str) -> None:
         raise TaskNotFoundError(f"Task {task_id!r} not found")
 
 
-def _require_task(tx: Tx, scope: CallerScope, task_id: str, *, lock: str = "") -> None:
-    """``TaskNotFoundError`` unless the task exists in this scope; ``lock``: the dialect's
-    ``lock_row``, to hold its row until the transaction ends."""
+def _require_task(tx: Tx, scope: CallerScope, task_id: str, *, lock: str = "") -> tuple[int, int]:
+    """The row's version and write time; ``TaskNotFoundError`` unless the task exists in
+    this scope.  ``lock``: the dialect's ``lock_row``, to hold its row until the transaction
+    ends."""
     found = tx.run(
-        "SELECT 1 FROM a2a_tasks WHERE id = ? AND tenant = ? AND owner = ?" + lock,
+        "SELECT version, updated_us FROM a2a_tasks WHERE id = ? AND tenant = ? AND owner = ?"
+        + lock,
         (task_id, scope.tenant, scope.owner),
     ).fetchone()
     if found is None:
         raise TaskNotFoundError(f"Task {task_id} not found")
+    return int(found[0]), int(found[1])
