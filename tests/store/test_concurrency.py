@@ -568,9 +568,10 @@ class Run:
     async def purge(self, _rng: random.Random, store: TaskStore) -> None:
         """Purge as if the TTL had passed: every terminal task may go, no other may."""
         began = self.tick()
+        index = len(self.purges)  # purges overlap: another may append before this one ends
         self.purges.append((began, began))
         self.tally["purged"] += await store.purge_expired(now=m.utcnow() + 2 * TTL)
-        self.purges[-1] = (began, self.tick())
+        self.purges[index] = (began, self.tick())
 
 
 LISTED_STATES = (*(S.UNSPECIFIED,) * 3, S.SUBMITTED, S.WORKING, S.INPUT_REQUIRED, S.COMPLETED)
