@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ssl
+import threading
 from collections.abc import AsyncIterator, Mapping
 from functools import partial
+from typing import Any
 
 import httpx
 import pytest
@@ -19,6 +22,7 @@ from a2a_trio.client import (
     Reconnect,
     Timeouts,
     TransportError,
+    _client,
     open_client,
 )
 from a2a_trio.errors import (
@@ -280,6 +284,29 @@ async def test_invalid_params_say_where_and_why_on_every_binding(client: Client)
         await client.get_task("t1", history_length=-1)
     assert info.value.path.endswith("historyLength")
     assert info.value.reason == "historyLength must not be negative"
+
+
+async def test_clients_share_one_tls_context_built_off_the_event_loop(
+    server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """httpx built a TLS context, reading its CA bundle, for every client a :class:`Client`
+    made for itself: tens to hundreds of milliseconds with the trio run standing still, each
+    time an agent opened a client to call another.  Now one context is built, in a worker
+    thread, and shared."""
+    monkeypatch.setattr(_client, "_shared_tls", _client._SharedTLS())
+    built_in: list[threading.Thread] = []
+    create = ssl.create_default_context
+
+    def spied(*args: Any, **kwargs: Any) -> ssl.SSLContext:
+        built_in.append(threading.current_thread())
+        return create(*args, **kwargs)
+
+    monkeypatch.setattr(ssl, "create_default_context", spied)
+    for _ in range(3):
+        async with open_client(server) as client:
+            assert (await client.send("hi")).status.state is m.TaskState.COMPLETED
+    assert len(built_in) == 1, "each client built its own TLS context"
+    assert built_in[0] is not threading.main_thread(), "built on the event loop's thread"
 
 
 async def test_one_client_holds_more_streams_than_httpx_pools_by_default(server: str) -> None:
