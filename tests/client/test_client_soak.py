@@ -83,6 +83,14 @@ UNARY_BOUND = 4 * TIMEOUT + 6
 on a held answer, and room for a loaded machine."""
 STREAM_BOUND = 20.0
 """A stream read to the end ends within this, its resumes included (each bounded as above)."""
+TLS = httpx.create_ssl_context()
+"""One TLS context for the soak's many HTTP clients: httpx builds one per client otherwise,
+reading its CA bundle with the test process's trio run (the a2a_trio server's too) standing
+still, 200 ms a client on a loaded machine, until the card fetches through the proxy timed out
+more often than not."""
+STREAMED_BOUND = 30.0
+"""How much longer than its seconds a run goes on while no stream has been read to the end
+yet (on a loaded machine, with two connections in three faulty, that can take a while)."""
 
 
 def texts(parts: tuple[m.Part, ...]) -> str:
@@ -144,6 +152,8 @@ class Soak:
         self.outcomes: Counter[str] = Counter()
         """``operation: ok`` or ``operation: TransportError`` (printed with the seed)."""
         self.over = False
+        self.streamed = trio.Event()
+        """Set when a stream was read to the end: the run lasts at least until then."""
 
     async def call[T](self, what: str, bound: float, action: Awaitable[T]) -> T | None:
         """``action``'s result, or ``None`` when it raised :class:`TransportError`; fails the
@@ -158,6 +168,8 @@ class Soak:
             self.outcomes[f"{what}: TransportError"] += 1
             return None
         self.outcomes[f"{what}: ok"] += 1
+        if what == "stream":
+            self.streamed.set()
         return result
 
     # --- operations -----------------------------------------------------------------------
@@ -294,7 +306,7 @@ class Soak:
         """Open a client on a random binding, use it for a few operations, close it, and
         again until the load is over."""
         while not self.over:
-            async with httpx.AsyncClient() as http:
+            async with httpx.AsyncClient(verify=TLS) as http:
                 if rng.random() < 0.2:
                     await self.card(http)
                 await self.session(http, rng)
@@ -324,6 +336,8 @@ class Soak:
             for _ in range(CLIENTS):
                 nursery.start_soon(self.client, random.Random(rng.getrandbits(64)))
             await trio.sleep(seconds)
+            with trio.move_on_after(STREAMED_BOUND):  # a loaded machine needs longer
+                await self.streamed.wait()
             self.over = True
 
     async def check(self) -> None:
