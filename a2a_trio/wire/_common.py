@@ -26,6 +26,8 @@ from ..errors import InvalidParamsError, ParseError
 from ..model import JsonObject, JsonValue, is_required, json_problem
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+MISSING: Final = "required field missing"
+"""The reason a REQUIRED field left out is refused with, in every wire form."""
 
 
 def loads(body: bytes | str) -> Any:
@@ -41,9 +43,9 @@ def dumps(value: Any) -> bytes:
     return orjson.dumps(value)
 
 
-def expect_str(value: Any, _type: Any = str) -> str:
+def expect_str(value: Any, _type: Any = str, *, path: str = "") -> str:
     if not isinstance(value, str):
-        raise InvalidParamsError(f"expected a string, got {json_type(value)}")
+        raise InvalidParamsError(f"expected a string, got {json_type(value)}", path=path)
     return value
 
 
@@ -73,9 +75,15 @@ def expect_int(value: Any, _type: Any = int) -> int:
     return value
 
 
-def expect_object(value: Any) -> dict[str, Any]:
+def expect_object(value: Any, *, path: str = "") -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise InvalidParamsError(f"expected an object, got {json_type(value)}")
+        raise InvalidParamsError(f"expected an object, got {json_type(value)}", path=path)
+    return value
+
+
+def expect_list(value: Any, *, path: str = "") -> list[Any]:
+    if not isinstance(value, list):
+        raise InvalidParamsError(f"expected an array, got {json_type(value)}", path=path)
     return value
 
 
@@ -175,9 +183,7 @@ def install_scalar_hooks(conv: cattrs.Converter) -> None:
     structure_tuple = conv._structure_tuple  # cattrs' own, with per-index error notes
 
     def expect_array(value: Any, type_: Any) -> tuple[Any, ...]:
-        if not isinstance(value, list):
-            raise InvalidParamsError(f"expected an array, got {json_type(value)}")
-        return structure_tuple(value, type_)
+        return structure_tuple(expect_list(value), type_)
 
     conv.register_structure_hook_func(_is_tuple, expect_array)
     structure_dict = conv._structure_dict
@@ -271,7 +277,7 @@ def _reason(exc: BaseException, _type: type | None) -> str:
     if isinstance(exc, InvalidParamsError):
         return exc.reason
     if isinstance(exc, KeyError):
-        return "required field missing"
+        return MISSING
     if isinstance(exc, TypeError | AttributeError):
         return "wrong type for this field"
     return str(exc) or type(exc).__name__

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from .. import model as m
-from ..errors import InvalidParamsError, Value
-from ._common import dumps, format_timestamp
+from ..errors import FIELD, InvalidParamsError, Phrase, Value
+from ._common import MISSING, dumps, expect_list, expect_object, expect_str, format_timestamp
 
 STATES: Final[Mapping[m.TaskState, str]] = {
     m.TaskState.COMPLETED: "completed",
@@ -119,14 +119,13 @@ def encode_artifact_event(task_id: str, text: str) -> dict[str, Any]:
 
 
 def _decode_part(data: Any, path: str) -> m.Part:
-    if not isinstance(data, dict):
-        raise InvalidParamsError("a part must be an object", path=path)
-    if data.get("type", "text") == "data" or ("data" in data and "text" not in data):
-        return m.DataPart(data.get("data"))
-    text = data.get("text")
-    if not isinstance(text, str):
-        raise InvalidParamsError("a text part needs a string 'text'", path=path + ".text")
-    return m.TextPart(text)
+    """A part, refused in the words the other wire forms use (``_common``)."""
+    part = expect_object(data, path=path)
+    if part.get("type", "text") == "data" or ("data" in part and "text" not in part):
+        return m.DataPart(part.get("data"))
+    if part.get("text") is None:
+        raise InvalidParamsError(MISSING, path=path + ".text")
+    return m.TextPart(expect_str(part["text"], path=path + ".text"))
 
 
 def _decode_role(data: Any, path: str) -> m.Role:
@@ -150,9 +149,7 @@ def decode_message(
     its role is otherwise decoded as sent, so the runtime refuses an agent's as on every binding.
     """
     obj = data if isinstance(data, dict) else {}
-    raw = obj.get("parts", [])
-    if not isinstance(raw, list):
-        raise InvalidParamsError("parts must be an array", path=path + ".parts")
+    raw = expect_list(obj.get("parts", []), path=path + ".parts")
     parts = tuple(_decode_part(p, f"{path}.parts[{i}]") for i, p in enumerate(raw))
     metadata = obj.get("metadata")
     return m.Message(
@@ -165,15 +162,15 @@ def decode_message(
 
 
 def optional_string(params: Mapping[str, Any], key: str) -> str | None:
-    """``params[key]`` when it is a non-empty string, ``None`` when absent or null."""
+    """``params[key]`` when it is a non-empty string, ``None`` when absent or null; another
+    value is refused in the words the other bindings refuse a task id with."""
     value = params.get(key)
     if value is None:
         return None
-    if not isinstance(value, str) or not value:
-        raise InvalidParamsError(
-            f"Invalid params: '{key}' must be a non-empty string", path=f"$.params.{key}"
-        )
-    return value
+    text = expect_str(value, path=f"$.params.{key}")
+    if not text:
+        raise InvalidParamsError(Phrase.of(FIELD, " must not be empty"), path=f"$.params.{key}")
+    return text
 
 
 def encode_card(

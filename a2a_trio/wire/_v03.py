@@ -175,7 +175,10 @@ class _Card03:
 # --- mapping between v0.3 shapes and the model --------------------------------------------------
 
 
-def _part_from03(wire: _TextPart03 | _FilePart03 | _DataPart03) -> m.Part:
+def _part_from03(
+    wire: _TextPart03 | _FilePart03 | _DataPart03, file_keys: tuple[str, str] = ("bytes", "uri")
+) -> m.Part:
+    """``file_keys``: what the client calls a file's ``bytes`` and ``uri``, for a refusal."""
     if isinstance(wire, _TextPart03):
         return m.TextPart(wire.text, metadata=wire.metadata)
     if isinstance(wire, _DataPart03):
@@ -186,7 +189,7 @@ def _part_from03(wire: _TextPart03 | _FilePart03 | _DataPart03) -> m.Part:
         return m.DataPart(wire.data, metadata=metadata)
     file = wire.file
     if (file.bytes is None) == (file.uri is None):
-        raise InvalidParamsError("file: exactly one of bytes, uri must be set")
+        raise InvalidParamsError(f"file: exactly one of {', '.join(file_keys)} must be set")
     if file.bytes is not None:
         return m.RawPart(
             file.bytes, media_type=file.mime_type, filename=file.name, metadata=wire.metadata
