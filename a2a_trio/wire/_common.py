@@ -105,12 +105,12 @@ def json_type(value: Any) -> str:
     return type(value).__name__
 
 
-def check_json_value(value: Any, _type: Any = None) -> JsonValue:
+def check_json_value(value: Any, _type: Any = None, *, path: str = "") -> JsonValue:
     """Accept a plain JSON value (``model.json_problem``: bounded depth, checked without
     recursion)."""
     problem = json_problem(value)
     if problem is not None:
-        raise InvalidParamsError(problem)
+        raise InvalidParamsError(problem, path=path)
     return value  # type: ignore[no-any-return]
 
 

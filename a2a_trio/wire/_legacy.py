@@ -14,7 +14,15 @@ from typing import Any, Final
 
 from .. import model as m
 from ..errors import FIELD, InvalidParamsError, Phrase, Value
-from ._common import MISSING, dumps, expect_list, expect_object, expect_str, format_timestamp
+from ._common import (
+    MISSING,
+    check_json_value,
+    dumps,
+    expect_list,
+    expect_object,
+    expect_str,
+    format_timestamp,
+)
 
 STATES: Final[Mapping[m.TaskState, str]] = {
     m.TaskState.COMPLETED: "completed",
@@ -122,7 +130,7 @@ def _decode_part(data: Any, path: str) -> m.Part:
     """A part, refused in the words the other wire forms use (``_common``)."""
     part = expect_object(data, path=path)
     if part.get("type", "text") == "data" or ("data" in part and "text" not in part):
-        return m.DataPart(part.get("data"))
+        return m.DataPart(check_json_value(part.get("data"), path=path + ".data"))
     if part.get("text") is None:
         raise InvalidParamsError(MISSING, path=path + ".text")
     return m.TextPart(expect_str(part["text"], path=path + ".text"))
@@ -147,11 +155,15 @@ def decode_message(
     A message without parts becomes one empty data part: the dialect lets clients call a skill
     with no input, and v1.0 needs at least one part.  A message without a role is the user's;
     its role is otherwise decoded as sent, so the runtime refuses an agent's as on every binding.
+    Data and metadata are held to the depth every binding bounds JSON content to: a deeper
+    value stored would make every answer naming its task fail to encode.
     """
     obj = data if isinstance(data, dict) else {}
     raw = expect_list(obj.get("parts", []), path=path + ".parts")
     parts = tuple(_decode_part(p, f"{path}.parts[{i}]") for i, p in enumerate(raw))
     metadata = obj.get("metadata")
+    if isinstance(metadata, dict):
+        check_json_value(metadata, path=path + ".metadata")
     return m.Message(
         message_id=m.new_id(),
         role=_decode_role(obj.get("role"), path + ".role"),

@@ -5,9 +5,8 @@ Codes and error shapes stay each binding's own (the specifications decide those:
 JSON-RPC body, HTTP 400 with an ``ErrorInfo`` on HTTP+JSON); only the words are compared here.
 Where the refusal is not the same it is left out: a REST resource takes its task id from its
 path, not from a field; the legacy dialect answers an unknown task id with its own words (its
-specification's "Unknown task id: ..."), reads no version header, no ``Last-Event-ID`` and no
-``Content-Type``, and drops message metadata.  Task states and roles, which each binding spells
-its own way, are tests/bindings/test_dialect_errors.py's.
+specification's "Unknown task id: ...") and reads no ``Content-Type``.  Task states and roles,
+which each binding spells its own way, are tests/bindings/test_dialect_errors.py's.
 """
 
 from __future__ import annotations
@@ -154,8 +153,7 @@ REFUSALS: dict[str, Refusal] = {
         only(every_body(b"{}", {"Content-Type": "text/plain"}), NO_LEGACY),
     ),
     "JSON nested too deep": Refusal(
-        "JSON nested deeper than 64 levels",
-        only(messages_with("metadata", {"a": DEEP}, ""), NO_LEGACY),
+        "JSON nested deeper than 64 levels", messages_with("metadata", {"a": DEEP}, "")
     ),
     "an unknown task": Refusal(
         "Task nope not found",
