@@ -19,8 +19,8 @@ from typing import Any, Final
 import attrs
 import cattrs
 import orjson
+from cattrs.errors import AttributeValidationNote
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
-from cattrs.v import transform_error
 
 from ..errors import InvalidParamsError, ParseError
 from ..model import JsonObject, JsonValue, is_required, json_problem
@@ -273,9 +273,7 @@ def camel_decoder(
     return structure
 
 
-def _reason(exc: BaseException, _type: type | None) -> str:
-    if isinstance(exc, InvalidParamsError):
-        return exc.reason
+def _reason(exc: BaseException) -> str:
     if isinstance(exc, KeyError):
         return MISSING
     if isinstance(exc, TypeError | AttributeError):
@@ -286,16 +284,34 @@ def _reason(exc: BaseException, _type: type | None) -> str:
 def structure_or_raise[T](conv: cattrs.Converter, data: Any, cls: type[T], *, path: str = "$") -> T:
     """Structure ``data`` as ``cls``; any failure becomes one ``InvalidParamsError`` with a path.
 
-    The path names the first problem found, e.g. ``$.message.parts[0]``.
+    The path names the first problem found, e.g. ``$.message.parts[0]``; a hook's
+    ``InvalidParamsError`` with a path of its own (``$.data``) is about that field below it.
     """
     try:
         return conv.structure(data, cls)
     except InvalidParamsError as exc:
         raise exc.at(path + exc.path.removeprefix("$")) from None
     except (cattrs.BaseValidationError, ValueError, TypeError, KeyError) as exc:
-        first = transform_error(exc, path=path, format_exception=_reason)[0]
-        reason, _, where = first.rpartition(" @ ")
-        raise InvalidParamsError(reason or first, path=_camel_path(where) or path) from None
+        failure, where = _first_failure(exc, path)
+        where = _camel_path(where)
+        if isinstance(failure, InvalidParamsError):
+            raise failure.at(where + failure.path.removeprefix("$")) from None
+        raise InvalidParamsError(_reason(failure), path=where) from None
+
+
+def _first_failure(exc: BaseException, path: str) -> tuple[BaseException, str]:
+    """The first failure inside cattrs' detailed validation errors and where it is (the first
+    message ``cattrs.v.transform_error`` would give), fields as ``.name``, items as ``[0]``."""
+    while isinstance(exc, cattrs.ClassValidationError | cattrs.IterableValidationError):
+        noted, without = exc.group_exceptions()
+        if not noted:
+            exc = without[0]
+            continue
+        exc, note = noted[0]
+        path += (
+            f".{note.name}" if isinstance(note, AttributeValidationNote) else f"[{note.index!r}]"
+        )
+    return exc, path
 
 
 def _camel_path(path: str) -> str:

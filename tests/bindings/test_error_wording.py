@@ -155,6 +155,14 @@ REFUSALS: dict[str, Refusal] = {
     "JSON nested too deep": Refusal(
         "JSON nested deeper than 64 levels", messages_with("metadata", {"a": DEEP}, "")
     ),
+    "a data part nested too deep": Refusal(
+        "JSON nested deeper than 64 levels",
+        messages_with("parts", [{"data": {"a": DEEP}}], "[0].data")
+        | only(
+            messages_with("parts", [{"data": {"data": {"a": DEEP}}}], "[0].data.data"),
+            {"v0.3 HTTP+JSON"},
+        ),
+    ),
     "an unknown task": Refusal(
         "Task nope not found",
         {
