@@ -61,11 +61,8 @@ class CardCache:
         if cached is None:
             if len(self._rendered) > 64:  # Host headers are client-chosen: bound the cache
                 self._rendered.clear()
-            card = self.card(base_url)
-            if v03:  # a v0.3 card lists only what v0.3 clients can use
-                served = [i for i in card.supported_interfaces if i.protocol_version == V0_3]
-                card = attrs.evolve(card, supported_interfaces=tuple(served))
-            body = dumps((V03 if v03 else V1).encode(card))
+            # the v0.3 codec lists only the v0.3 interfaces, the ones v0.3 clients can use
+            body = dumps((V03 if v03 else V1).encode(self.card(base_url)))
             cached = CardResponse(body, '"' + hashlib.sha256(body).hexdigest()[:32] + '"')
             self._rendered[key] = cached
         return cached

@@ -18,9 +18,9 @@ from typing import Any, Final
 import attrs
 import orjson
 
-from ..errors import A2AError, InvalidParamsError, InvalidRequestError
+from ..errors import A2AError, InvalidRequestError
 from ..model import JsonValue
-from ..wire import loads
+from ..wire import expect_object, loads
 
 type RequestId = str | int | float | None
 """A JSON-RPC 2.0 id (its §4: a string, number or null)."""
@@ -112,9 +112,7 @@ def _envelope(document: Any, *, ids_checked: bool) -> tuple[str, dict[str, Any],
     method = document.get("method")
     if not isinstance(method, str) or not method:
         raise InvalidRequestError('Invalid request: "method" must be a non-empty string')
-    params = document.get("params", {})
-    if not isinstance(params, dict):
-        raise InvalidParamsError("params must be an object", path="$.params")
+    params = expect_object(document.get("params", {}), path="$.params")
     return method, params, "id" not in document
 
 

@@ -58,6 +58,14 @@ logger = logging.getLogger("a2a_trio.server")
 
 JSON_TYPES: Final = ("application/json", "application/a2a+json")
 
+
+def wrong_content_type(media_type: str) -> str:
+    """The refusal of a body that is not JSON, the same on every binding that checks (each
+    with its own error: JSON-RPC's -32600, REST's ContentTypeNotSupported)."""
+    shown = media_type[:60] or "missing"
+    return f"Content-Type must be {' or '.join(JSON_TYPES)}, not {shown!r}"
+
+
 METHOD_TABLES: Final[dict[str, dict[str, Method]]] = {V1_0: V1_METHODS, V0_3: V03_METHODS}
 """The JSON-RPC method table of each protocol version."""
 BURST: Final = 64
@@ -275,10 +283,7 @@ class JsonRpcEndpoint:
             return
         media_type = headers.get("content-type", "").partition(";")[0].strip().lower()
         if media_type not in JSON_TYPES:
-            shown = media_type[:60] or "missing"
-            wrong_type = InvalidRequestError(
-                f"Content-Type must be application/json, not {shown!r}"
-            )
+            wrong_type = InvalidRequestError(wrong_content_type(media_type))
             await _refuse(send, headers, wrong_type, status=415)
             return
         try:

@@ -35,7 +35,7 @@ from ..errors import (
     VersionNotSupportedError,
     Vocabulary,
 )
-from ..wire import V1
+from ..wire import V1, expect_object
 from ._versions import V1_0, VERSION_HEADERS, requested_version
 
 type QueryType = Callable[[str, str], Any]
@@ -253,12 +253,7 @@ def match_route(verb: str, path: str, binding: RestBinding = V1_REST) -> RestCal
 def rest_params(call: RestCall, body: Any, query: Iterable[tuple[str, str]]) -> dict[str, Any]:
     """The ProtoJSON params for ``call``: the body object (POST) or typed query (GET/DELETE),
     with the path fields and tenant set in."""
-    if body is None:
-        params: dict[str, Any] = {}
-    elif isinstance(body, dict):
-        params = dict(body)
-    else:
-        raise InvalidParamsError("the request body must be a JSON object", path="$")
+    params = {} if body is None else dict(expect_object(body, path="$"))
     for name, value in query:
         convert = call.route.query.get(name)
         if convert is None:

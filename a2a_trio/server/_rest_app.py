@@ -28,7 +28,7 @@ from ..runtime import LogEntry
 from ..wire import dumps, loads
 from ._body import body_deadline, read_body
 from ._handler import UNEXPECTED_FAILURE
-from ._jsonrpc_endpoint import JSON_TYPES, last_event_id
+from ._jsonrpc_endpoint import JSON_TYPES, last_event_id, wrong_content_type
 from ._rest import (
     V03_PREFIX,
     V1_REST,
@@ -90,10 +90,7 @@ async def _json_body(server: A2AServer) -> Any:
     if not body.strip():
         return None
     if request.mimetype not in JSON_TYPES:
-        raise ContentTypeNotSupportedError(
-            f"Content-Type must be application/json or application/a2a+json, not "
-            f"{request.mimetype[:60] or 'missing'!r}"
-        )
+        raise ContentTypeNotSupportedError(wrong_content_type(request.mimetype))
     return loads(body)
 
 

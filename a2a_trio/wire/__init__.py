@@ -6,7 +6,7 @@
 """
 
 from ..model import MAX_JSON_DEPTH
-from ._common import camel, dumps, format_timestamp, loads, parse_timestamp
+from ._common import camel, dumps, expect_object, format_timestamp, loads, parse_timestamp
 from ._sse import SSEDecoder, SSEError, SSEEvent
 from ._v03 import V03, V03Codec
 from ._v03_proto import V03_PROTO, V03ProtoCodec
@@ -25,6 +25,7 @@ __all__ = [
     "V1Codec",
     "camel",
     "dumps",
+    "expect_object",
     "format_timestamp",
     "loads",
     "parse_timestamp",

@@ -19,13 +19,15 @@ from typing import Any, Final
 import attrs
 import cattrs
 import orjson
+from cattrs.errors import AttributeValidationNote
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
-from cattrs.v import transform_error
 
 from ..errors import InvalidParamsError, ParseError
 from ..model import JsonObject, JsonValue, is_required, json_problem
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+MISSING: Final = "required field missing"
+"""The reason a REQUIRED field left out is refused with, in every wire form."""
 
 
 def loads(body: bytes | str) -> Any:
@@ -41,9 +43,9 @@ def dumps(value: Any) -> bytes:
     return orjson.dumps(value)
 
 
-def expect_str(value: Any, _type: Any = str) -> str:
+def expect_str(value: Any, _type: Any = str, *, path: str = "") -> str:
     if not isinstance(value, str):
-        raise InvalidParamsError(f"expected a string, got {json_type(value)}")
+        raise InvalidParamsError(f"expected a string, got {json_type(value)}", path=path)
     return value
 
 
@@ -73,9 +75,15 @@ def expect_int(value: Any, _type: Any = int) -> int:
     return value
 
 
-def expect_object(value: Any) -> dict[str, Any]:
+def expect_object(value: Any, *, path: str = "") -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise InvalidParamsError(f"expected an object, got {json_type(value)}")
+        raise InvalidParamsError(f"expected an object, got {json_type(value)}", path=path)
+    return value
+
+
+def expect_list(value: Any, *, path: str = "") -> list[Any]:
+    if not isinstance(value, list):
+        raise InvalidParamsError(f"expected an array, got {json_type(value)}", path=path)
     return value
 
 
@@ -97,12 +105,12 @@ def json_type(value: Any) -> str:
     return type(value).__name__
 
 
-def check_json_value(value: Any, _type: Any = None) -> JsonValue:
+def check_json_value(value: Any, _type: Any = None, *, path: str = "") -> JsonValue:
     """Accept a plain JSON value (``model.json_problem``: bounded depth, checked without
     recursion)."""
     problem = json_problem(value)
     if problem is not None:
-        raise InvalidParamsError(problem)
+        raise InvalidParamsError(problem, path=path)
     return value  # type: ignore[no-any-return]
 
 
@@ -175,9 +183,7 @@ def install_scalar_hooks(conv: cattrs.Converter) -> None:
     structure_tuple = conv._structure_tuple  # cattrs' own, with per-index error notes
 
     def expect_array(value: Any, type_: Any) -> tuple[Any, ...]:
-        if not isinstance(value, list):
-            raise InvalidParamsError(f"expected an array, got {json_type(value)}")
-        return structure_tuple(value, type_)
+        return structure_tuple(expect_list(value), type_)
 
     conv.register_structure_hook_func(_is_tuple, expect_array)
     structure_dict = conv._structure_dict
@@ -267,11 +273,9 @@ def camel_decoder(
     return structure
 
 
-def _reason(exc: BaseException, _type: type | None) -> str:
-    if isinstance(exc, InvalidParamsError):
-        return exc.reason
+def _reason(exc: BaseException) -> str:
     if isinstance(exc, KeyError):
-        return "required field missing"
+        return MISSING
     if isinstance(exc, TypeError | AttributeError):
         return "wrong type for this field"
     return str(exc) or type(exc).__name__
@@ -280,16 +284,34 @@ def _reason(exc: BaseException, _type: type | None) -> str:
 def structure_or_raise[T](conv: cattrs.Converter, data: Any, cls: type[T], *, path: str = "$") -> T:
     """Structure ``data`` as ``cls``; any failure becomes one ``InvalidParamsError`` with a path.
 
-    The path names the first problem found, e.g. ``$.message.parts[0]``.
+    The path names the first problem found, e.g. ``$.message.parts[0]``; a hook's
+    ``InvalidParamsError`` with a path of its own (``$.data``) is about that field below it.
     """
     try:
         return conv.structure(data, cls)
     except InvalidParamsError as exc:
         raise exc.at(path + exc.path.removeprefix("$")) from None
     except (cattrs.BaseValidationError, ValueError, TypeError, KeyError) as exc:
-        first = transform_error(exc, path=path, format_exception=_reason)[0]
-        reason, _, where = first.rpartition(" @ ")
-        raise InvalidParamsError(reason or first, path=_camel_path(where) or path) from None
+        failure, where = _first_failure(exc, path)
+        where = _camel_path(where)
+        if isinstance(failure, InvalidParamsError):
+            raise failure.at(where + failure.path.removeprefix("$")) from None
+        raise InvalidParamsError(_reason(failure), path=where) from None
+
+
+def _first_failure(exc: BaseException, path: str) -> tuple[BaseException, str]:
+    """The first failure inside cattrs' detailed validation errors and where it is (the first
+    message ``cattrs.v.transform_error`` would give), fields as ``.name``, items as ``[0]``."""
+    while isinstance(exc, cattrs.ClassValidationError | cattrs.IterableValidationError):
+        noted, without = exc.group_exceptions()
+        if not noted:
+            exc = without[0]
+            continue
+        exc, note = noted[0]
+        path += (
+            f".{note.name}" if isinstance(note, AttributeValidationNote) else f"[{note.index!r}]"
+        )
+    return exc, path
 
 
 def _camel_path(path: str) -> str:

@@ -13,8 +13,16 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from .. import model as m
-from ..errors import InvalidParamsError, Value
-from ._common import dumps, format_timestamp
+from ..errors import FIELD, InvalidParamsError, Phrase, Value
+from ._common import (
+    MISSING,
+    check_json_value,
+    dumps,
+    expect_list,
+    expect_object,
+    expect_str,
+    format_timestamp,
+)
 
 STATES: Final[Mapping[m.TaskState, str]] = {
     m.TaskState.COMPLETED: "completed",
@@ -119,14 +127,13 @@ def encode_artifact_event(task_id: str, text: str) -> dict[str, Any]:
 
 
 def _decode_part(data: Any, path: str) -> m.Part:
-    if not isinstance(data, dict):
-        raise InvalidParamsError("a part must be an object", path=path)
-    if data.get("type", "text") == "data" or ("data" in data and "text" not in data):
-        return m.DataPart(data.get("data"))
-    text = data.get("text")
-    if not isinstance(text, str):
-        raise InvalidParamsError("a text part needs a string 'text'", path=path + ".text")
-    return m.TextPart(text)
+    """A part, refused in the words the other wire forms use (``_common``)."""
+    part = expect_object(data, path=path)
+    if part.get("type", "text") == "data" or ("data" in part and "text" not in part):
+        return m.DataPart(check_json_value(part.get("data"), path=path + ".data"))
+    if part.get("text") is None:
+        raise InvalidParamsError(MISSING, path=path + ".text")
+    return m.TextPart(expect_str(part["text"], path=path + ".text"))
 
 
 def _decode_role(data: Any, path: str) -> m.Role:
@@ -148,13 +155,15 @@ def decode_message(
     A message without parts becomes one empty data part: the dialect lets clients call a skill
     with no input, and v1.0 needs at least one part.  A message without a role is the user's;
     its role is otherwise decoded as sent, so the runtime refuses an agent's as on every binding.
+    Data and metadata are held to the depth every binding bounds JSON content to: a deeper
+    value stored would make every answer naming its task fail to encode.
     """
     obj = data if isinstance(data, dict) else {}
-    raw = obj.get("parts", [])
-    if not isinstance(raw, list):
-        raise InvalidParamsError("parts must be an array", path=path + ".parts")
+    raw = expect_list(obj.get("parts", []), path=path + ".parts")
     parts = tuple(_decode_part(p, f"{path}.parts[{i}]") for i, p in enumerate(raw))
     metadata = obj.get("metadata")
+    if isinstance(metadata, dict):
+        check_json_value(metadata, path=path + ".metadata")
     return m.Message(
         message_id=m.new_id(),
         role=_decode_role(obj.get("role"), path + ".role"),
@@ -165,15 +174,15 @@ def decode_message(
 
 
 def optional_string(params: Mapping[str, Any], key: str) -> str | None:
-    """``params[key]`` when it is a non-empty string, ``None`` when absent or null."""
+    """``params[key]`` when it is a non-empty string, ``None`` when absent or null; another
+    value is refused in the words the other bindings refuse a task id with."""
     value = params.get(key)
     if value is None:
         return None
-    if not isinstance(value, str) or not value:
-        raise InvalidParamsError(
-            f"Invalid params: '{key}' must be a non-empty string", path=f"$.params.{key}"
-        )
-    return value
+    text = expect_str(value, path=f"$.params.{key}")
+    if not text:
+        raise InvalidParamsError(Phrase.of(FIELD, " must not be empty"), path=f"$.params.{key}")
+    return text
 
 
 def encode_card(

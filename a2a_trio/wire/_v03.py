@@ -72,7 +72,6 @@ FLOW_KEYS: Final[dict[type, str]] = {
 }
 # The SDK's convention for a data part whose content is not an object (v0.3 only allows objects).
 DATA_WRAP_FLAG: Final = "data_part_compat"
-V03_VERSION: Final = "0.3.0"
 EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 
 # --- v0.3 shapes that differ structurally from v1.0 -------------------------------------------
@@ -176,7 +175,10 @@ class _Card03:
 # --- mapping between v0.3 shapes and the model --------------------------------------------------
 
 
-def _part_from03(wire: _TextPart03 | _FilePart03 | _DataPart03) -> m.Part:
+def _part_from03(
+    wire: _TextPart03 | _FilePart03 | _DataPart03, file_keys: tuple[str, str] = ("bytes", "uri")
+) -> m.Part:
+    """``file_keys``: what the client calls a file's ``bytes`` and ``uri``, for a refusal."""
     if isinstance(wire, _TextPart03):
         return m.TextPart(wire.text, metadata=wire.metadata)
     if isinstance(wire, _DataPart03):
@@ -187,7 +189,7 @@ def _part_from03(wire: _TextPart03 | _FilePart03 | _DataPart03) -> m.Part:
         return m.DataPart(wire.data, metadata=metadata)
     file = wire.file
     if (file.bytes is None) == (file.uri is None):
-        raise InvalidParamsError("file: exactly one of bytes, uri must be set")
+        raise InvalidParamsError(f"file: exactly one of {', '.join(file_keys)} must be set")
     if file.bytes is not None:
         return m.RawPart(
             file.bytes, media_type=file.mime_type, filename=file.name, metadata=wire.metadata
@@ -317,17 +319,32 @@ def _card_from03(wire: _Card03) -> m.AgentCard:
 
 
 def _card_to03(card: m.AgentCard) -> _Card03:
-    """The main ``url`` is the first v0.x interface (else the first); all are listed as well."""
+    """The main ``url`` is the first v0.x interface; the others listed are those of its version.
+
+    A v0.3 interface carries no version: a v0.3 client gives every listed one the card's
+    ``protocolVersion`` and talks that version to it, so an interface of another version (a
+    v1.0 one beside the v0.3 ones) has no place on the card.
+    """
     interfaces = card.supported_interfaces
-    legacy = [i for i in interfaces if i.protocol_version.startswith("0.")]
-    main = (legacy or interfaces or (m.AgentInterface("", "JSONRPC", V03_VERSION),))[0]
-    listed = list(dict.fromkeys(_Interface03(i.url, i.protocol_binding) for i in interfaces))
+    legacy = [i for i in interfaces if i.protocol_version.split(".")[0] == "0"]
+    if not legacy:
+        versions = ", ".join(dict.fromkeys(i.protocol_version for i in interfaces)) or "none"
+        raise ValueError(
+            f"a v0.3 card needs an interface of protocol version 0.x; this card's are: {versions}"
+        )
+    main = legacy[0]
+    major_minor = main.protocol_version.split(".")[:2]
+    listed = dict.fromkeys(
+        _Interface03(i.url, i.protocol_binding)
+        for i in legacy
+        if i.protocol_version.split(".")[:2] == major_minor
+    )
     return _Card03(
         name=card.name,
         description=card.description,
         url=main.url,
         version=card.version,
-        protocol_version=main.protocol_version if legacy else V03_VERSION,
+        protocol_version=main.protocol_version,
         preferred_transport=main.protocol_binding,
         capabilities=card.capabilities,
         default_input_modes=card.default_input_modes,
@@ -696,7 +713,8 @@ class V03Codec:
         or interrupted); use :meth:`encode_stream_event` to say so explicitly.
 
         Raises:
-            ValueError: the value holds something v0.3 cannot say (``Role.UNSPECIFIED``).
+            ValueError: the value holds something v0.3 cannot say (``Role.UNSPECIFIED``, a
+                card without a v0.x interface).
         """
         if isinstance(value, m.TaskStatusUpdateEvent):
             return self.encode_stream_event(value)

@@ -175,14 +175,17 @@ def _zero(type_: Any) -> Any:
     return zeros.get(type_)
 
 
+FILE_KEYS: Final = {"bytes": "fileWithBytes", "uri": "fileWithUri"}
+"""A v0.3 JSON file's keys for its content, as this form calls them."""
+
+
 def _encode_part_proto(part: m.Part) -> dict[str, Any]:
     """The v0.3 JSON part, reshaped: no ``kind``, ``fileWith…`` keys, data nested once more."""
     out = _encode_part(part)
     kind = out.pop("kind")
     if kind == "file":
         file = out["file"]
-        renamed = {"bytes": "fileWithBytes", "uri": "fileWithUri"}
-        out["file"] = {renamed.get(key, key): value for key, value in file.items()}
+        out["file"] = {FILE_KEYS.get(key, key): value for key, value in file.items()}
     elif kind == "data":
         out["data"] = {"data": out["data"]}
     return out
@@ -201,7 +204,8 @@ def _part_from_proto(wire: _PartP) -> m.Part:
         _FilePart03(
             _File03(file.file_with_bytes, file.file_with_uri, file.mime_type, file.name),
             metadata=wire.metadata,
-        )
+        ),
+        (FILE_KEYS["bytes"], FILE_KEYS["uri"]),
     )
 
 

@@ -141,7 +141,7 @@ class V1Codec:
         cls = present[0]
         if cls is m.DataPart:
             rest = self._conv.structure({**obj, "data": 0}, m.DataPart)
-            return attrs.evolve(rest, data=check_json_value(obj["data"]))
+            return attrs.evolve(rest, data=check_json_value(obj["data"], path="$.data"))
         return self._conv.structure(obj, cls)
 
     def _decode_scheme(self, data: Any, _type: Any) -> m.SecurityScheme:

@@ -322,3 +322,37 @@ async def test_message_only_skill_is_shown_as_a_completed_task(legacy: httpx.Asy
     ]
     assert frames[0]["artifact"]["parts"][0]["text"] == "quick hi"
     assert (frames[1]["status"]["state"], frames[1]["final"]) == ("completed", True)
+
+
+@pytest.mark.parametrize("method", ["tasks/send", "tasks/sendSubscribe"])
+@pytest.mark.parametrize(
+    ("message", "where"),
+    [
+        ({"parts": [{"type": "data", "data": "DEEP"}]}, "parts[0].data"),
+        (text("x") | {"metadata": {"a": "DEEP"}}, "metadata"),
+    ],
+    ids=["data", "metadata"],
+)
+async def test_content_nested_past_the_bound_is_refused_before_the_id_is_claimed(
+    legacy: httpx.AsyncClient, method: str, message: dict[str, Any], where: str
+) -> None:
+    """JSON content is bounded to 64 levels here as on the A2A bindings.  Before: the dialect
+    took any depth, and a task holding 300 levels was stored and every answer naming it
+    (tasks/send, tasks/get) was an internal error, as the JSON encoder gave up on it."""
+    deep = "[" * 300 + "1" + "]" * 300
+    params = orjson.dumps({"id": "deep-1", "message": message}).replace(b'"DEEP"', deep.encode())
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "%s", "params": %s}' % (method.encode(), params)
+    refused = await legacy.post("/agents/echo", content=body)
+    assert refused.headers["content-type"] == "application/json"
+    assert refused.json()["error"] == {
+        "code": -32602,
+        "message": f"$.params.message.{where}: JSON nested deeper than 64 levels",
+        "data": {
+            "path": f"$.params.message.{where}",
+            "reason": "JSON nested deeper than 64 levels",
+        },
+    }
+    unknown = await call(legacy, "/agents/echo", "tasks/get", {"id": "deep-1"})
+    assert unknown["error"]["message"] == "Unknown task id: deep-1"
+    sent = await call(legacy, "/agents/echo", "tasks/send", {"id": "deep-1", "message": text("x")})
+    assert sent["result"]["status"]["state"] == "completed"

@@ -24,6 +24,7 @@ import httpx
 import pytest
 import trio
 from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
+from a2a.client.card_resolver import parse_agent_card
 from a2a.client.errors import A2AClientError
 from a2a.types import (
     CancelTaskRequest,
@@ -40,6 +41,9 @@ from a2a.utils.errors import TaskNotCancelableError, TaskNotFoundError
 from apcore_a2a.client import A2AClient as ApcoreClient
 from apcore_a2a.client import TaskNotFoundError as ApcoreTaskNotFound
 from prerequisites import missing_prerequisite
+
+from a2a_trio import model as m
+from a2a_trio.wire import V03
 
 from .agents import gates
 
@@ -173,6 +177,39 @@ async def test_v03_card_repeats_its_main_interface_and_sdk_clients_use_it(base_u
     client = await sdk_client(base_url, "JSONRPC", "/.well-known/agent.json")
     try:
         assert client._transport.url == base + "/"
+    finally:
+        await client.close()
+
+
+async def test_sdk_v03_client_reading_a_mixed_card_talks_v03_only_to_v03_interfaces(
+    base_url: str,
+) -> None:
+    """A card whose interfaces mix versions, in its v0.3 form, read by the SDK's v0.3 client,
+    which prefers HTTP+JSON: the card lists only the v0.3 interfaces, so the client picks the
+    v0.3 JSON-RPC one.  Before: the v1.0 HTTP+JSON interface was listed with no version, the
+    client gave it the card's 0.3 and sent v0.3 requests to it (``/acme/v1/message:send``)."""
+    base = base_url.rstrip("/")
+    mixed = m.AgentCard(
+        name="mixed",
+        description="v1.0 and v0.3 interfaces at different URLs",
+        version="1",
+        supported_interfaces=[
+            m.AgentInterface(base + "/acme", "HTTP+JSON", "1.0"),  # a v1.0 tenant's root
+            m.AgentInterface(base + "/", "JSONRPC", "0.3"),
+        ],
+    )
+    card = parse_agent_card(V03.encode(mixed))
+    config = ClientConfig(
+        supported_protocol_bindings=["HTTP+JSON", "JSONRPC"], use_client_preference=True
+    )
+    client = ClientFactory(config).create(card)
+    try:
+        assert (type(client._transport).__name__, client._transport.url) == (
+            "CompatJsonRpcTransport",
+            base + "/",
+        )
+        events = [event async for event in client.send_message(sdk_message("mixed"))]
+        assert events[-1].task.status.state == TaskState.TASK_STATE_COMPLETED
     finally:
         await client.close()
 

@@ -15,6 +15,7 @@ import attrs
 import pytest
 from a2a.compat.v0_3 import conversions as conv
 from a2a.compat.v0_3 import types as v03
+from cards import card_at
 from google.protobuf import json_format
 from hypothesis import HealthCheck, given, settings
 from strategies import V03_STRATEGIES
@@ -126,3 +127,30 @@ def test_send_params_agree(request: m.SendMessageRequest) -> None:
     )
     wire = back.params.model_dump(mode="json", by_alias=True, exclude_none=True)
     assert _same(V03.decode(wire, m.SendMessageRequest), request)
+
+
+def test_a_mixed_card_in_v03_form_lists_what_the_sdk_lists() -> None:
+    """A card mixing v1.0 and v0.3 interfaces: its v0.3 form keeps the v0.3 ones, as the SDK's
+    own conversion does (a v0.3 interface has no version of its own)."""
+    card = card_at(
+        ("https://a/rpc1", "JSONRPC", "1.0"),
+        ("https://a/rpc03", "JSONRPC", "0.3"),
+        ("https://a/rest1", "HTTP+JSON", "1.0"),
+        ("https://a/rest03", "HTTP+JSON", "0.3"),
+    )
+    ours = v03.AgentCard.model_validate(V03.encode(card))
+    theirs = conv.to_compat_agent_card(json_format.ParseDict(V1.encode(card), sdk.AgentCard()))
+
+    def interfaces(card03: v03.AgentCard) -> list[tuple[str, str, str]]:
+        listed = [(i.url, i.transport) for i in card03.additional_interfaces or []]
+        pairs = dict.fromkeys([(card03.url, card03.preferred_transport or ""), *listed])
+        return [(url, binding, card03.protocol_version or "") for url, binding in pairs]
+
+    assert (
+        interfaces(ours)
+        == interfaces(theirs)
+        == [
+            ("https://a/rpc03", "JSONRPC", "0.3"),
+            ("https://a/rest03", "HTTP+JSON", "0.3"),
+        ]
+    )

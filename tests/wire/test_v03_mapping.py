@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from cards import v03_card
+from cards import card_at, v03_card
 
 from a2a_trio import model as m
 from a2a_trio.wire import V03
@@ -150,38 +150,43 @@ def test_last_updated_after_is_exact_milliseconds() -> None:
     assert V03.decode(wire, m.ListTasksRequest).status_timestamp_after == when
 
 
-def test_card_main_interface_is_the_first_v03_one() -> None:
-    card = m.AgentCard(
-        name="n",
-        description="d",
-        version="1",
-        supported_interfaces=[
-            m.AgentInterface("https://a/v1", "JSONRPC", "1.0"),
-            m.AgentInterface("https://a/v03", "JSONRPC", "0.3.0"),
-            m.AgentInterface("https://a/rest", "HTTP+JSON", "1.0", tenant="t"),
-        ],
+def test_a_v03_card_lists_only_the_interfaces_of_its_version() -> None:
+    """v0.3 interfaces carry no version: a v0.3 client gives them all the card's and talks it
+    to any of them.  Before: the v1.0 interfaces of a mixed card were listed too."""
+    card = card_at(
+        ("https://a/v1", "JSONRPC", "1.0"),
+        ("https://a/v03", "JSONRPC", "0.3"),
+        ("https://a/rest", "HTTP+JSON", "1.0", "t"),
+        ("https://a/old", "JSONRPC", "0.2.9"),
+        ("https://a/v03rest", "HTTP+JSON", "0.3.0"),
         capabilities=m.AgentCapabilities(streaming=True, extended_agent_card=True),
     )
     wire = V03.encode(card)
     assert (wire["url"], wire["preferredTransport"], wire["protocolVersion"]) == (
         "https://a/v03",
         "JSONRPC",
-        "0.3.0",
+        "0.3",
     )
     assert wire["additionalInterfaces"] == [
-        {"url": "https://a/v1", "transport": "JSONRPC"},
         {"url": "https://a/v03", "transport": "JSONRPC"},
-        {"url": "https://a/rest", "transport": "HTTP+JSON"},
+        {"url": "https://a/v03rest", "transport": "HTTP+JSON"},
     ]
     assert wire["supportsAuthenticatedExtendedCard"] is True
     assert wire["capabilities"] == {"streaming": True}
     back = V03.decode(wire, m.AgentCard)
-    assert back.supported_interfaces[0] == m.AgentInterface("https://a/v03", "JSONRPC", "0.3.0")
-    assert {i.protocol_version for i in back.supported_interfaces} == {"0.3.0"}
-    v1_only = m.AgentCard(
-        name="n", description="d", version="1", supported_interfaces=[card.supported_interfaces[0]]
+    assert back.supported_interfaces == (
+        m.AgentInterface("https://a/v03", "JSONRPC", "0.3"),
+        m.AgentInterface("https://a/v03rest", "HTTP+JSON", "0.3"),
     )
-    assert V03.encode(v1_only)["protocolVersion"] == "0.3.0"
+    old = V03.encode(card_at(("https://a/old", "JSONRPC", "0.2.9")))
+    assert (old["url"], old["protocolVersion"]) == ("https://a/old", "0.2.9")
+
+
+def test_a_card_without_a_v0_interface_has_no_v03_form() -> None:
+    """Before: a v1.0-only card came out as a v0.3 card sending v0.3 clients to its v1.0 URL."""
+    for card in (card_at(("https://a/v1", "JSONRPC", "1.0")), card_at()):
+        with pytest.raises(ValueError, match=r"needs an interface of protocol version 0\.x"):
+            V03.encode(card)
 
 
 def test_security_in_v03_shape() -> None:
@@ -216,9 +221,7 @@ def test_security_in_v03_shape() -> None:
     )
     assert V03.encode(decoded)["security"] == card["security"]
     device = m.OAuth2SecurityScheme(m.DeviceCodeOAuthFlow("https://d", "https://t", {}))
-    with_device = m.AgentCard(
-        name="n", description="d", version="1", security_schemes={"dev": device}
-    )
+    with_device = card_at(("u", "JSONRPC", "0.3"), security_schemes={"dev": device})
     assert V03.decode(V03.encode(with_device), m.AgentCard).security_schemes == {"dev": device}
 
 
