@@ -16,11 +16,27 @@ from ..store import TaskUpdate
 
 
 def check_update(update: TaskUpdate) -> None:
-    """Raise ``AgentMisuseError`` naming the first value of ``update`` that is not plain JSON."""
+    """Raise ``AgentMisuseError`` naming the first value of ``update`` that is not plain JSON,
+    or an artifact without the id or the part A2A requires of it."""
     messages = update.messages
     if update.status_message is not None:
         messages += (update.status_message,)
-    check_content(messages, [write.artifact for write in update.artifacts], update.metadata)
+    artifacts = [write.artifact for write in update.artifacts]
+    for artifact in artifacts:
+        _check_artifact(artifact)
+    check_content(messages, artifacts, update.metadata)
+
+
+def _check_artifact(artifact: m.Artifact) -> None:
+    """``artifact`` has what A2A v1.0 requires (``artifactId``, at least one part): without an
+    id no client can tell it from another or append to it."""
+    if not artifact.artifact_id:
+        raise AgentMisuseError(
+            "an artifact needs an artifact_id: build it with new_artifact(parts), or hand"
+            " emit_artifact the content alone and it picks one"
+        )
+    if not artifact.parts:
+        raise AgentMisuseError(f"artifact {artifact.artifact_id!r} has no parts: give it one")
 
 
 def check_content(

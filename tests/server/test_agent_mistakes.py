@@ -1,0 +1,136 @@
+"""Mistakes an agent author makes end their task FAILED at once, with the official a2a-sdk
+client told only that the agent failed and the log naming the mistake and what to do; never a
+stream no client can apply, a task left WORKING, or a request that hangs."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from functools import partial
+
+import a2a.types as t
+import httpx
+import pytest
+import trio
+from a2a.client import Client, ClientConfig, create_client
+
+from a2a_trio import Agent, Artifact, TaskContext, TextPart, serve
+from a2a_trio.runtime import INTERNAL_FAILURE
+
+agent = Agent("Mistakes", "Skills written wrongly, as authors do")
+
+
+@agent.skill()
+async def appends_without_its_id(ctx: TaskContext) -> None:
+    """Stream two chunks, forgetting to pass the first one's id to the second."""
+    await ctx.emit_artifact("Roses are red, ", last_chunk=False)
+    await ctx.emit_artifact("violets are blue", append=True)
+
+
+@agent.skill()
+async def emits_an_artifact_without_an_id(ctx: TaskContext) -> None:
+    await ctx.emit_artifact(Artifact(artifact_id="", parts=[TextPart("x")]))
+
+
+@agent.skill()
+async def returns_an_artifact_without_parts(ctx: TaskContext) -> Artifact:
+    return Artifact(artifact_id="a1", parts=[])
+
+
+@agent.skill()
+async def asks_two_questions_at_once(ctx: TaskContext) -> str:
+    answers: list[str] = []
+
+    async def ask(question: str) -> None:
+        answers.append((await ctx.ask(question)).parts[0].text)  # type: ignore[union-attr]
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(ask, "Which size?")
+        nursery.start_soon(ask, "Which milk?")
+    return " ".join(answers)
+
+
+@pytest.fixture
+async def url(nursery: trio.Nursery) -> str:
+    served: str = await nursery.start(partial(serve, agent, port=0))
+    return served
+
+
+@pytest.fixture
+async def client(url: str) -> AsyncIterator[Client]:
+    async with httpx.AsyncClient(timeout=10) as http:
+        yield await create_client(url, ClientConfig(httpx_client=http, streaming=True))
+
+
+def message(skill: str) -> t.SendMessageRequest:
+    msg = t.Message(message_id=str(uuid.uuid4()), role=t.Role.ROLE_USER, parts=[t.Part(text="go")])
+    msg.metadata.update({"skillId": skill})
+    return t.SendMessageRequest(message=msg)
+
+
+async def stream(client: Client, skill: str) -> list[t.StreamResponse]:
+    with trio.fail_after(5):
+        async with aclosing(client.send_message(message(skill))) as events:  # type: ignore[type-var]
+            return [event async for event in events]
+
+
+def mistake_logged(caplog: pytest.LogCaptureFixture, skill: str) -> str:
+    (record,) = [r for r in caplog.records if r.name == "a2a_trio.runtime"]
+    logged = record.getMessage()
+    assert logged.startswith(f"skill {skill!r} used a2a_trio wrongly on task "), logged
+    return logged
+
+
+@pytest.mark.parametrize(
+    ("skill", "named"),
+    [
+        # Before, the chunk went out as `append: true` for an artifact no client had seen
+        # (the SDK's own server refuses that as an invalid agent response) and was stored as
+        # a second artifact.
+        ("appends_without_its_id", "pass artifact_id=<the id that call returned>"),
+        # Before, an artifact went out without the artifactId A2A requires.
+        ("emits_an_artifact_without_an_id", "an artifact needs an artifact_id"),
+    ],
+)
+async def test_an_artifact_no_client_can_apply_fails_the_task_and_the_log_says_why(
+    client: Client, skill: str, named: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    events = await stream(client, skill)
+    artifacts = [e.artifact_update for e in events if e.HasField("artifact_update")]
+    assert all(a.artifact.artifact_id and not a.append for a in artifacts)
+    final = events[-1].status_update.status
+    assert final.state == t.TaskState.TASK_STATE_FAILED
+    assert [p.text for p in final.message.parts] == [INTERNAL_FAILURE]
+    assert named in mistake_logged(caplog, skill)
+
+
+async def test_a_returned_artifact_without_parts_fails_the_task(
+    client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    events = await stream(client, "returns_an_artifact_without_parts")
+    assert not any(e.HasField("artifact_update") for e in events)
+    assert events[-1].status_update.status.state == t.TaskState.TASK_STATE_FAILED
+    (record,) = [r for r in caplog.records if r.name == "a2a_trio.runtime"]
+    assert "artifact 'a1' has no parts" in record.getMessage()
+
+
+async def test_two_questions_at_once_fail_the_task_instead_of_leaving_it_working(
+    client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Before, the one follow-up answered one question: the other ask waited forever, the task
+    stayed WORKING, the answer's blocking send hung and a second answer was refused."""
+    caplog.set_level(logging.ERROR)
+    events = await stream(client, "asks_two_questions_at_once")
+    task_id = events[0].task.id
+    with trio.fail_after(5):
+        while True:
+            task = await client.get_task(t.GetTaskRequest(id=task_id))
+            if task.status.state == t.TaskState.TASK_STATE_FAILED:
+                break
+            await trio.sleep(0.01)
+    assert [p.text for p in task.status.message.parts] == [INTERNAL_FAILURE]
+    (record,) = [r for r in caplog.records if r.name == "a2a_trio.runtime"]
+    assert record.exc_info is not None
+    assert "a task asks one question at a time" in str(record.exc_info[1].exceptions[0])  # type: ignore[union-attr]
