@@ -75,6 +75,7 @@ def _placed_values(
         placed.append((message.metadata, ("a message", -1, "'s metadata")))
         _place_parts(placed, "a message", message.parts)
     for artifact in artifacts:
+        _check_strings(artifact, -1, (artifact.name, artifact.description), "name and description")
         placed.append((artifact.metadata, (artifact, -1, " metadata")))
         placed.append(
             ([artifact.name, artifact.description], (artifact, -1, " name and description"))
@@ -87,11 +88,32 @@ def _place_parts(
     placed: list[tuple[object, _Place]], owner: str | m.Artifact, parts: Iterable[m.Part]
 ) -> None:
     for index, part in enumerate(parts):
+        _check_strings(owner, index, (part.media_type, part.filename), "media_type and filename")
         placed.append((part.metadata, (owner, index, "metadata")))
         if isinstance(part, m.TextPart):
+            _check_strings(owner, index, (part.text,), "text")
             placed.append((part.text, (owner, index, "text")))
         elif isinstance(part, m.DataPart):
             placed.append((part.data, (owner, index, "data")))
+        elif isinstance(part, m.UrlPart):
+            _check_strings(owner, index, (part.url,), "url")
+        elif not isinstance(part.raw, bytes):
+            raise AgentMisuseError(
+                f"{_name((owner, index, 'raw'))}: must be bytes, not {type(part.raw).__name__}"
+            )
+
+
+def _check_strings(
+    owner: str | m.Artifact, index: int, values: tuple[object, ...], field: str
+) -> None:
+    """Raise ``AgentMisuseError`` when one of ``values`` (a text field) is not a ``str``: a
+    number there is JSON, but no A2A client reads it (the official SDK's refuses the event)."""
+    for value in values:
+        if not isinstance(value, str):
+            where = _name((owner, index, f" {field}" if index < 0 else field))
+            raise AgentMisuseError(
+                f"{where}: must be a str, not {type(value).__name__} (convert it with str())"
+            )
 
 
 def _name(place: _Place) -> str:

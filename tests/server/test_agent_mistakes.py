@@ -16,7 +16,7 @@ import pytest
 import trio
 from a2a.client import Client, ClientConfig, create_client
 
-from a2a_trio import Agent, Artifact, TaskContext, TextPart, serve
+from a2a_trio import Agent, Artifact, TaskContext, TaskFailed, TextPart, serve
 from a2a_trio.runtime import INTERNAL_FAILURE
 
 agent = Agent("Mistakes", "Skills written wrongly, as authors do")
@@ -50,6 +50,21 @@ async def asks_two_questions_at_once(ctx: TaskContext) -> str:
         nursery.start_soon(ask, "Which size?")
         nursery.start_soon(ask, "Which milk?")
     return " ".join(answers)
+
+
+@agent.skill()
+async def reports_a_number(ctx: TaskContext) -> str:
+    await ctx.update(42)  # type: ignore[arg-type]
+    return "unreached"
+
+
+@agent.skill()
+async def fails_with_the_exception(ctx: TaskContext) -> str:
+    try:
+        int("forty-two")
+    except ValueError as exc:
+        raise TaskFailed(exc) from exc  # type: ignore[arg-type]
+    return "unreached"
 
 
 @pytest.fixture
@@ -134,3 +149,30 @@ async def test_two_questions_at_once_fail_the_task_instead_of_leaving_it_working
     (record,) = [r for r in caplog.records if r.name == "a2a_trio.runtime"]
     assert record.exc_info is not None
     assert "a task asks one question at a time" in str(record.exc_info[1].exceptions[0])  # type: ignore[union-attr]
+
+
+async def test_a_number_as_text_fails_the_task_instead_of_breaking_the_clients_stream(
+    client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Before, the status update went out as ``"text": 42`` and the SDK's client gave up on
+    the whole stream with a ParseError; the task was stored so."""
+    events = await stream(client, "reports_a_number")
+    assert events[-1].status_update.status.state == t.TaskState.TASK_STATE_FAILED
+    logged = mistake_logged(caplog, "reports_a_number")
+    assert "a message parts[0].text: must be a str, not int (convert it with str())" in logged
+
+
+async def test_task_failed_given_an_exception_says_it_wants_the_clients_text(
+    client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Before, the log blamed "content no store can hold" on a returned value; the exception's
+    own text, which may hold internals, was about to be the client's message."""
+    events = await stream(client, "fails_with_the_exception")
+    final = events[-1].status_update.status
+    assert final.state == t.TaskState.TASK_STATE_FAILED
+    assert [p.text for p in final.message.parts] == [INTERNAL_FAILURE]
+    (record,) = [r for r in caplog.records if r.name == "a2a_trio.runtime"]
+    assert record.exc_info is not None
+    assert str(record.exc_info[1]).startswith(
+        "TaskFailed() takes the text its client sees, a str, not ValueError"
+    )
