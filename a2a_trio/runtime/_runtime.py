@@ -119,7 +119,9 @@ class RuntimeConfig:
     holds its task's events (request bodies included) in memory; raise it to save those store
     reads on a store that is slow to read."""
     finalize_timeout: float = 5.0
-    """How long a cancelled or shut-down job may take to record its final state."""
+    """How long a cancelled or shut-down job may take to record its final state; also how long
+    a CancelTask waits for the cancelled handler to return (its ``finally`` blocks) before it
+    answers with the task as it stands, and logs that the handler has not returned."""
     recover_unfinished: bool = True
     """At start, re-run tasks of resumable skills and fail other tasks left running by a
     previous process."""
@@ -214,13 +216,36 @@ class TaskRuntime:
             while self._running_jobs() or self._admitting:
                 await self._idle.park()
         # Each final write is bounded by ``finalize_timeout``; a job a recovery started
-        # meanwhile (a lease tick) is stopped too.
+        # meanwhile (a lease tick) is stopped too.  A handler that does not return is waited
+        # for (its final write needs the store), and logged once.
+        stuck: set[str] = set()
         while running := self._running_jobs():
             for job in running:
                 if not job.cancel_requested:  # a CancelTask came first: it ends CANCELED
                     job.shut_down = True
                 job.interrupt()
-            await self._idle.park()
+            unwatched = [job for job in running if job.id not in stuck]
+            if not unwatched:
+                await self._idle.park()
+            elif not await self._wait_stopped(unwatched[0], "the shutdown"):
+                stuck.add(unwatched[0].id)
+
+    async def _wait_stopped(self, job: Job, stopper: str) -> bool:
+        """Wait up to ``finalize_timeout`` for ``job``, which ``stopper`` cancelled, to end;
+        False, with a warning naming its skill, when its handler has not returned by then."""
+        with trio.move_on_after(self.config.finalize_timeout):
+            await job.done.wait()
+            return True
+        logger.warning(
+            "skill %r has not returned %s s after %s cancelled it on task %s: its cleanup (a"
+            " finally block, a shielded scope) still runs, or it caught trio.Cancelled and"
+            " works on; let the cancellation through and keep cleanup short",
+            job.skill.id,
+            self.config.finalize_timeout,
+            stopper,
+            job.id,
+        )
+        return False
 
     def _running_jobs(self) -> list[Job]:
         """The jobs a drain waits for: all but those waiting for input."""
@@ -308,12 +333,17 @@ class TaskRuntime:
             raise exc.under("$.params") from None
 
     async def cancel(self, scope: CallerScope, task_id: str) -> m.Task:
-        """CancelTask: cancels the handler's scope and returns the task once it is CANCELED."""
+        """CancelTask: cancels the handler's scope and returns the task once it is CANCELED.
+
+        A handler that has not returned ``finalize_timeout`` seconds later (its cleanup is
+        stuck in a shielded scope, or it caught the cancellation and works on) is logged, and
+        the task is returned as it stands: it ends CANCELED when the handler returns."""
         job = self._live(scope, task_id)
         if job is not None and not m.is_terminal(job.state):
             job.cancel_requested = True
             job.interrupt()
-            await job.done.wait()
+            if not await self._wait_stopped(job, "a CancelTask"):
+                return job.task
             if job.state is m.TaskState.CANCELED:
                 return job.task
             if not job.superseded:
