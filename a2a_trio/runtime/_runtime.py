@@ -866,14 +866,8 @@ class TaskRuntime:
                 return _completion(job.task, value)
             except AgentMisuseError:  # no task can hold it: say what can
                 return _failed_with(job, unusable_result(value))
-        except TaskRejected as exc:
-            return TaskUpdate(
-                state=m.TaskState.REJECTED, status_message=agent_message(job.task, exc.reason)
-            )
-        except TaskFailed as exc:
-            return TaskUpdate(
-                state=m.TaskState.FAILED, status_message=agent_message(job.task, exc.message)
-            )
+        except (TaskRejected, TaskFailed) as exc:
+            return _ended_by(job, exc)
         except JobCanceled as exc:
             return TaskUpdate(
                 state=m.TaskState.CANCELED, status_message=agent_message(job.task, exc.message)
@@ -881,15 +875,19 @@ class TaskRuntime:
         except StoreUnavailableError:  # the store's outage, not the skill's failure: _run_job's
             raise
         except Exception as exc:  # the handler's bug: a FAILED task, never a leaked traceback
-            outage = _only_outage(exc)
+            outage = _sole(exc, StoreUnavailableError)
             if outage is not None:  # the outage, met in a task of the handler's own nursery
                 raise outage from exc
-            if isinstance(exc, AgentMisuseError):  # a TaskFailed hint would not fit
+            ended = _sole(exc, TaskRejected) or _sole(exc, TaskFailed)
+            if ended is not None:  # raised in a task of the handler's own nursery
+                return _ended_by(job, ended)
+            misuse = exc if isinstance(exc, AgentMisuseError) else _sole(exc, AgentMisuseError)
+            if misuse is not None:  # a TaskFailed hint would not fit
                 logger.exception(
                     "skill %r used a2a_trio wrongly on task %s: %s; its client is told only %r",
                     job.skill.id,
                     job.id,
-                    exc,
+                    misuse,
                     INTERNAL_FAILURE,
                 )
                 return _failed_internally(job)
@@ -1025,19 +1023,28 @@ def _reply_failed(skill: Skill, reason: str) -> InternalError:
     return InternalError(_failed_because(reason))
 
 
-def _only_outage(exc: Exception) -> StoreUnavailableError | None:
-    """The store outage an exception group holds when outages are all it holds (a handler's
-    nursery whose tasks' writes the store refused), else ``None``."""
+def _sole[E: Exception](exc: Exception, kind: type[E]) -> E | None:
+    """The first exception of ``kind`` an exception group holds when those are all it holds
+    (a handler's nursery whose tasks raised them; trio wraps even one), else ``None``."""
     if not isinstance(exc, ExceptionGroup):
         return None
-    outages, others = exc.split(StoreUnavailableError)
-    if outages is None or others is not None:
+    matched, others = exc.split(kind)
+    if matched is None or others is not None:
         return None
-    first: BaseException = outages
+    first: BaseException = matched
     while isinstance(first, BaseExceptionGroup):
         first = first.exceptions[0]
-    assert isinstance(first, StoreUnavailableError)
+    assert isinstance(first, kind)
     return first
+
+
+def _ended_by(job: Job, exc: TaskRejected | TaskFailed) -> TaskUpdate:
+    """The end a handler chose by raising ``exc``: REJECTED or FAILED, with its text."""
+    if isinstance(exc, TaskRejected):
+        return TaskUpdate(
+            state=m.TaskState.REJECTED, status_message=agent_message(job.task, exc.reason)
+        )
+    return TaskUpdate(state=m.TaskState.FAILED, status_message=agent_message(job.task, exc.message))
 
 
 def _reply_message(value: Any, context_id: str) -> m.Message:

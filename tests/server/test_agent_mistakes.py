@@ -67,6 +67,30 @@ async def fails_with_the_exception(ctx: TaskContext) -> str:
     return "unreached"
 
 
+@agent.skill()
+async def fails_from_its_nursery(ctx: TaskContext) -> str:
+    async def fetch(source: int) -> None:
+        if source == 2:
+            raise TaskFailed(f"source {source} is down")
+        await trio.sleep_forever()
+
+    async with trio.open_nursery() as nursery:
+        for source in range(3):
+            nursery.start_soon(fetch, source)
+    return "unreached"
+
+
+@agent.skill()
+async def rejects_from_its_nursery(ctx: TaskContext) -> str:
+    async def check_calendar() -> None:
+        await trio.lowlevel.checkpoint()
+        ctx.reject("not today")
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(check_calendar)
+    return "unreached"
+
+
 @pytest.fixture
 async def url(nursery: trio.Nursery) -> str:
     served: str = await nursery.start(partial(serve, agent, port=0))
@@ -146,9 +170,8 @@ async def test_two_questions_at_once_fail_the_task_instead_of_leaving_it_working
                 break
             await trio.sleep(0.01)
     assert [p.text for p in task.status.message.parts] == [INTERNAL_FAILURE]
-    (record,) = [r for r in caplog.records if r.name == "a2a_trio.runtime"]
-    assert record.exc_info is not None
-    assert "a task asks one question at a time" in str(record.exc_info[1].exceptions[0])  # type: ignore[union-attr]
+    logged = mistake_logged(caplog, "asks_two_questions_at_once")  # from inside its nursery
+    assert "a task asks one question at a time" in logged
 
 
 async def test_a_number_as_text_fails_the_task_instead_of_breaking_the_clients_stream(
@@ -176,3 +199,23 @@ async def test_task_failed_given_an_exception_says_it_wants_the_clients_text(
     assert str(record.exc_info[1]).startswith(
         "TaskFailed() takes the text its client sees, a str, not ValueError"
     )
+
+
+@pytest.mark.parametrize(
+    ("skill", "state", "text"),
+    [
+        ("fails_from_its_nursery", t.TaskState.TASK_STATE_FAILED, "source 2 is down"),
+        ("rejects_from_its_nursery", t.TaskState.TASK_STATE_REJECTED, "not today"),
+    ],
+)
+async def test_task_failed_and_rejected_from_a_handlers_nursery_end_the_task_as_raised(
+    client: Client, skill: str, state: t.TaskState, text: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """trio wraps what a nursery's task raises in an exception group: before, such a
+    TaskFailed or reject ended the task with the generic failure, and the log told the author
+    to raise TaskFailed, which they had done."""
+    events = await stream(client, skill)
+    final = events[-1].status_update.status
+    assert final.state == state
+    assert [p.text for p in final.message.parts] == [text]
+    assert not [r for r in caplog.records if r.name == "a2a_trio.runtime"]
