@@ -805,7 +805,10 @@ class TaskRuntime:
             check_content([reply])
         except A2AError:
             raise
-        except Exception:  # as for tasks: the handler's bug is logged, never leaked
+        except Exception as exc:  # as for tasks: the handler's bug is logged, never leaked
+            ended = _chosen_end(exc)
+            if ended is not None:  # no task to end: the error carries the handler's text
+                raise InternalError(str(ended)) from None
             logger.exception("message-only skill %r failed", skill.id)
             raise InternalError(INTERNAL_FAILURE) from None
         return reply
@@ -866,20 +869,18 @@ class TaskRuntime:
                 return _completion(job.task, value)
             except AgentMisuseError:  # no task can hold it: say what can
                 return _failed_with(job, unusable_result(value))
-        except (TaskRejected, TaskFailed) as exc:
-            return _ended_by(job, exc)
         except JobCanceled as exc:
             return TaskUpdate(
                 state=m.TaskState.CANCELED, status_message=agent_message(job.task, exc.message)
             )
         except StoreUnavailableError:  # the store's outage, not the skill's failure: _run_job's
             raise
-        except Exception as exc:  # the handler's bug: a FAILED task, never a leaked traceback
+        except Exception as exc:  # its chosen end, or its bug: a FAILED task, no traceback sent
             outage = _sole(exc, StoreUnavailableError)
             if outage is not None:  # the outage, met in a task of the handler's own nursery
                 raise outage from exc
-            ended = _sole(exc, TaskRejected) or _sole(exc, TaskFailed)
-            if ended is not None:  # raised in a task of the handler's own nursery
+            ended = _chosen_end(exc)
+            if ended is not None:
                 return _ended_by(job, ended)
             misuse = exc if isinstance(exc, AgentMisuseError) else _sole(exc, AgentMisuseError)
             if misuse is not None:  # a TaskFailed hint would not fit
@@ -1036,6 +1037,14 @@ def _sole[E: Exception](exc: Exception, kind: type[E]) -> E | None:
         first = first.exceptions[0]
     assert isinstance(first, kind)
     return first
+
+
+def _chosen_end(exc: Exception) -> TaskRejected | TaskFailed | None:
+    """The end a handler chose by raising ``exc``, also from a task of its own nursery (trio
+    wraps that in an exception group): a ``TaskRejected`` or ``TaskFailed``, else ``None``."""
+    if isinstance(exc, TaskRejected | TaskFailed):
+        return exc
+    return _sole(exc, TaskRejected) or _sole(exc, TaskFailed)
 
 
 def _ended_by(job: Job, exc: TaskRejected | TaskFailed) -> TaskUpdate:

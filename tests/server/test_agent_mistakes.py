@@ -15,6 +15,7 @@ import httpx
 import pytest
 import trio
 from a2a.client import Client, ClientConfig, create_client
+from a2a.utils.errors import InternalError
 
 from a2a_trio import Agent, Artifact, TaskContext, TaskFailed, TextPart, serve
 from a2a_trio.runtime import INTERNAL_FAILURE
@@ -89,6 +90,11 @@ async def rejects_from_its_nursery(ctx: TaskContext) -> str:
     async with trio.open_nursery() as nursery:
         nursery.start_soon(check_calendar)
     return "unreached"
+
+
+@agent.skill(message_only=True)
+async def quick_lookup(ctx: TaskContext) -> str:
+    raise TaskFailed("no such city")
 
 
 @pytest.fixture
@@ -218,4 +224,16 @@ async def test_task_failed_and_rejected_from_a_handlers_nursery_end_the_task_as_
     final = events[-1].status_update.status
     assert final.state == state
     assert [p.text for p in final.message.parts] == [text]
+    assert not [r for r in caplog.records if r.name == "a2a_trio.runtime"]
+
+
+async def test_task_failed_from_a_message_only_skill_reaches_its_client(
+    url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """There is no task to fail: the internal error carries the skill's text.  Before, the
+    client got the generic failure and the log a traceback, as for a bug."""
+    async with httpx.AsyncClient(timeout=10) as http:
+        client = await create_client(url, ClientConfig(httpx_client=http, streaming=False))
+        with pytest.raises(InternalError, match=r"^no such city$"):
+            await stream(client, "quick_lookup")
     assert not [r for r in caplog.records if r.name == "a2a_trio.runtime"]
