@@ -31,7 +31,7 @@ from ._cli._running import (
     parse_headers,
     run_command,
 )
-from ._cli._serving import host_problem, listen_problem, store_problem
+from ._cli._serving import host_problem, store_problem
 from ._cli._view import TaskView, card_view, tasks_table
 from ._one_server import DEFAULT_STORE
 from .client import (
@@ -608,6 +608,7 @@ def serve(
     from .runtime import RuntimeConfig
     from .server import ServerConfig, raise_open_file_limit, tune_gc_for_streams
     from .server import serve as serve_agent
+    from .server._listen import ListenError, ListenTerms, listen_problem
 
     level = logging.getLevelName(log_level.upper())
     if not isinstance(level, int):
@@ -652,8 +653,10 @@ def serve(
                 url = await nursery.start(
                     partial(serve_until_signalled, run, grace=config.shutdown_grace)
                 )
-            except* OSError as group:
-                raise RuntimeProblem(listen_problem(host, port, first_error(group))) from None
+            except* ListenError as group:
+                options = ListenTerms("--port", "--port {}", "--host")
+                problem = listen_problem(host, port, first_error(group), options)
+                raise RuntimeProblem(problem) from None
             tune_gc_for_streams()
             typer.echo(f"serving {agent} at {url}")
             sys.stdout.flush()

@@ -68,3 +68,13 @@ async def test_output_modes_example_answers_in_an_accepted_form() -> None:
     assert as_text == (m.TextPart("Oslo tomorrow: snow, up to -2 °C"),)
     anything = (await send(agent, "Oslo")).artifacts[0].parts
     assert anything == as_data
+
+
+@runs_examples("docs/agents.md", 4)
+async def test_streaming_example_builds_one_artifact_from_its_chunks() -> None:
+    task = await send(run_block("docs/agents.md", 4)["agent"], "a poem")
+    assert task.status.state is m.TaskState.COMPLETED
+    (poem,) = task.artifacts
+    assert poem.name == "poem"
+    text = "".join(part.text for part in poem.parts if isinstance(part, m.TextPart))
+    assert text == "Roses are red,\nviolets are blue,\ntrio is structured,\nand so are you."

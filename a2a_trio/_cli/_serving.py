@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import errno
 import ipaddress
 import re
 from typing import TYPE_CHECKING
@@ -11,13 +10,6 @@ if TYPE_CHECKING:
     from ..loading import StoreOpenError
 
 _HOST_NAME = re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.?", re.ASCII)
-
-LISTEN_HINTS = {
-    errno.EADDRINUSE: "another program is listening there: stop it, or pick another --port;"
-    " --port 0 picks a free one",
-    errno.EACCES: "ports below 1024 need privileges: pick --port 1024 or above",
-    errno.EADDRNOTAVAIL: "no interface of this machine has that address: check --host",
-}
 
 
 def _is_ipv6(text: str) -> bool:
@@ -63,15 +55,6 @@ def host_problem(given: str) -> str | None:
     advice = f"--host {host}" + (f" --port {port}" if port else "")
     what = "is a URL" if is_url else "carries a port"
     return f"--host {given!r} {what}: pass the host alone, and the port with --port ({advice})"
-
-
-def listen_problem(host: str, port: int, error: OSError) -> str:
-    """Why the server could not listen on ``host:port``."""
-    reason = error.strerror or str(error)
-    hint = LISTEN_HINTS.get(error.errno or 0, "")
-    if error.errno is not None and error.errno < 0:  # a resolver error: the host name is wrong
-        hint = "check --host"
-    return f"cannot listen on {host}:{port}: {reason}" + (f" ({hint})" if hint else "")
 
 
 def store_problem(url: str, error: StoreOpenError) -> str:

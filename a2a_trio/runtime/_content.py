@@ -16,11 +16,27 @@ from ..store import TaskUpdate
 
 
 def check_update(update: TaskUpdate) -> None:
-    """Raise ``AgentMisuseError`` naming the first value of ``update`` that is not plain JSON."""
+    """Raise ``AgentMisuseError`` naming the first value of ``update`` that is not plain JSON,
+    or an artifact without the id or the part A2A requires of it."""
     messages = update.messages
     if update.status_message is not None:
         messages += (update.status_message,)
-    check_content(messages, [write.artifact for write in update.artifacts], update.metadata)
+    artifacts = [write.artifact for write in update.artifacts]
+    for artifact in artifacts:
+        _check_artifact(artifact)
+    check_content(messages, artifacts, update.metadata)
+
+
+def _check_artifact(artifact: m.Artifact) -> None:
+    """``artifact`` has what A2A v1.0 requires (``artifactId``, at least one part): without an
+    id no client can tell it from another or append to it."""
+    if not artifact.artifact_id:
+        raise AgentMisuseError(
+            "an artifact needs an artifact_id: build it with new_artifact(parts), or hand"
+            " emit_artifact the content alone and it picks one"
+        )
+    if not artifact.parts:
+        raise AgentMisuseError(f"artifact {artifact.artifact_id!r} has no parts: give it one")
 
 
 def check_content(
@@ -59,6 +75,7 @@ def _placed_values(
         placed.append((message.metadata, ("a message", -1, "'s metadata")))
         _place_parts(placed, "a message", message.parts)
     for artifact in artifacts:
+        _check_strings(artifact, -1, (artifact.name, artifact.description), "name and description")
         placed.append((artifact.metadata, (artifact, -1, " metadata")))
         placed.append(
             ([artifact.name, artifact.description], (artifact, -1, " name and description"))
@@ -71,11 +88,32 @@ def _place_parts(
     placed: list[tuple[object, _Place]], owner: str | m.Artifact, parts: Iterable[m.Part]
 ) -> None:
     for index, part in enumerate(parts):
+        _check_strings(owner, index, (part.media_type, part.filename), "media_type and filename")
         placed.append((part.metadata, (owner, index, "metadata")))
         if isinstance(part, m.TextPart):
+            _check_strings(owner, index, (part.text,), "text")
             placed.append((part.text, (owner, index, "text")))
         elif isinstance(part, m.DataPart):
             placed.append((part.data, (owner, index, "data")))
+        elif isinstance(part, m.UrlPart):
+            _check_strings(owner, index, (part.url,), "url")
+        elif not isinstance(part.raw, bytes):
+            raise AgentMisuseError(
+                f"{_name((owner, index, 'raw'))}: must be bytes, not {type(part.raw).__name__}"
+            )
+
+
+def _check_strings(
+    owner: str | m.Artifact, index: int, values: tuple[object, ...], field: str
+) -> None:
+    """Raise ``AgentMisuseError`` when one of ``values`` (a text field) is not a ``str``: a
+    number there is JSON, but no A2A client reads it (the official SDK's refuses the event)."""
+    for value in values:
+        if not isinstance(value, str):
+            where = _name((owner, index, f" {field}" if index < 0 else field))
+            raise AgentMisuseError(
+                f"{where}: must be a str, not {type(value).__name__} (convert it with str())"
+            )
 
 
 def _name(place: _Place) -> str:

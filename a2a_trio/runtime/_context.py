@@ -39,6 +39,7 @@ class TaskContext:
         answered ``ask``; a run the server starts by itself (a resumable task after a restart)
         sees none, as they are not stored."""
         self.caller = caller
+        self._asking = False
 
     # --- what was asked -------------------------------------------------------------------
 
@@ -125,8 +126,15 @@ class TaskContext:
 
         ``content`` is anything a handler may return (text, bytes, JSON data, parts) or an
         ``Artifact``.  Stream a large artifact as chunks: the first without ``append``, then
-        ``append=True``, the last with ``last_chunk=True`` (pass ``last_chunk=False`` before).
+        ``append=True`` with ``artifact_id=`` the id the first call returned, the last with
+        ``last_chunk=True`` (pass ``last_chunk=False`` before).
+
+        Raises:
+            AgentMisuseError: ``append=True`` names no artifact this task emitted before (an
+                append needs the first chunk's id: a client has nothing to append it to), or
+                an ``Artifact`` has no id or no parts; nothing is written.
         """
+        job = self._require_job()
         if isinstance(content, m.Artifact):
             artifact = content
         else:
@@ -136,6 +144,13 @@ class TaskContext:
                 name=name,
                 description=description,
                 metadata=metadata,
+            )
+        if append and all(a.artifact_id != artifact.artifact_id for a in job.task.artifacts):
+            raise AgentMisuseError(
+                f"emit_artifact(append=True) adds to an artifact this task emitted before, and"
+                f" it has none with id {artifact.artifact_id!r}: emit the first chunk without"
+                " append, then pass artifact_id=<the id that call returned> with each chunk"
+                " appended to it"
             )
         await self._write(
             TaskUpdate(artifacts=(ArtifactWrite(artifact, append=append),)),
@@ -150,13 +165,30 @@ class TaskContext:
         status message; the client's follow-up message (same ``taskId``) is returned and the task
         is WORKING again (``accepted_output_modes`` are now that follow-up's).  Waits
         indefinitely; cancelling the task cancels the wait.
+
+        Raises:
+            AgentMisuseError: another ``ask`` of this task is still waiting (called from two
+                tasks of a nursery at once): one follow-up answers one question, so the other
+                would wait forever with its task WORKING; nothing is written.
         """
         job = self._require_job()
+        if self._asking:
+            raise AgentMisuseError(
+                "ctx.ask was called while another ctx.ask of this task still waits for its"
+                " answer: a task asks one question at a time (the client's one follow-up"
+                " answers it); ask the next question once the first returns"
+            )
         if isinstance(question, str):
             question = agent_message(job.task, question)
         state = m.TaskState.AUTH_REQUIRED if auth else m.TaskState.INPUT_REQUIRED
-        await self._write(TaskUpdate(state=state, status_message=question, messages=(question,)))
-        answer = await job.next_message()
+        self._asking = True
+        try:
+            await self._write(
+                TaskUpdate(state=state, status_message=question, messages=(question,))
+            )
+            answer = await job.next_message()
+        finally:
+            self._asking = False
         self.message = m.detached_content(answer.message)
         self.accepted_output_modes = answer.accepted_output_modes
         return self.message

@@ -24,19 +24,38 @@ CONTENT_TYPES: Final = (
 
 
 class TaskFailed(Exception):
-    """Raise from a handler to fail its task with ``message`` shown to the client."""
+    """Raise from a handler to fail its task with ``message`` shown to the client.
+
+    Raises:
+        TypeError: ``message`` is not a ``str`` (e.g. the exception being handled: its text
+            may hold internals, so the client gets only what you pass as text).
+    """
 
     def __init__(self, message: str) -> None:
-        super().__init__(message)
+        super().__init__(_client_text("TaskFailed", message))
         self.message = message
 
 
 class TaskRejected(Exception):
-    """Raise from a handler (or call ``ctx.reject``) to decline the task with ``reason``."""
+    """Raise from a handler (or call ``ctx.reject``) to decline the task with ``reason``.
+
+    Raises:
+        TypeError: ``reason`` is not a ``str``.
+    """
 
     def __init__(self, reason: str) -> None:
-        super().__init__(reason)
+        super().__init__(_client_text("TaskRejected", reason))
         self.reason = reason
+
+
+def _client_text(error: str, text: object) -> str:
+    if not isinstance(text, str):
+        raise TypeError(
+            f"{error}() takes the text its client sees, a str, not {type(text).__name__}: pass"
+            f" the words you mean the client to read (str(error) only if the client may see"
+            f" all it says)"
+        )
+    return text
 
 
 def value_to_parts(value: Any) -> tuple[m.Part, ...]:

@@ -119,7 +119,9 @@ class RuntimeConfig:
     holds its task's events (request bodies included) in memory; raise it to save those store
     reads on a store that is slow to read."""
     finalize_timeout: float = 5.0
-    """How long a cancelled or shut-down job may take to record its final state."""
+    """How long a cancelled or shut-down job may take to record its final state; also how long
+    a CancelTask waits for the cancelled handler to return (its ``finally`` blocks) before it
+    answers with the task as it stands, and logs that the handler has not returned."""
     recover_unfinished: bool = True
     """At start, re-run tasks of resumable skills and fail other tasks left running by a
     previous process."""
@@ -214,13 +216,36 @@ class TaskRuntime:
             while self._running_jobs() or self._admitting:
                 await self._idle.park()
         # Each final write is bounded by ``finalize_timeout``; a job a recovery started
-        # meanwhile (a lease tick) is stopped too.
+        # meanwhile (a lease tick) is stopped too.  A handler that does not return is waited
+        # for (its final write needs the store), and logged once.
+        stuck: set[str] = set()
         while running := self._running_jobs():
             for job in running:
                 if not job.cancel_requested:  # a CancelTask came first: it ends CANCELED
                     job.shut_down = True
                 job.interrupt()
-            await self._idle.park()
+            unwatched = [job for job in running if job.id not in stuck]
+            if not unwatched:
+                await self._idle.park()
+            elif not await self._wait_stopped(unwatched[0], "the shutdown"):
+                stuck.add(unwatched[0].id)
+
+    async def _wait_stopped(self, job: Job, stopper: str) -> bool:
+        """Wait up to ``finalize_timeout`` for ``job``, which ``stopper`` cancelled, to end;
+        False, with a warning naming its skill, when its handler has not returned by then."""
+        with trio.move_on_after(self.config.finalize_timeout):
+            await job.done.wait()
+            return True
+        logger.warning(
+            "skill %r has not returned %s s after %s cancelled it on task %s: its cleanup (a"
+            " finally block, a shielded scope) still runs, or it caught trio.Cancelled and"
+            " works on; let the cancellation through and keep cleanup short",
+            job.skill.id,
+            self.config.finalize_timeout,
+            stopper,
+            job.id,
+        )
+        return False
 
     def _running_jobs(self) -> list[Job]:
         """The jobs a drain waits for: all but those waiting for input."""
@@ -308,12 +333,17 @@ class TaskRuntime:
             raise exc.under("$.params") from None
 
     async def cancel(self, scope: CallerScope, task_id: str) -> m.Task:
-        """CancelTask: cancels the handler's scope and returns the task once it is CANCELED."""
+        """CancelTask: cancels the handler's scope and returns the task once it is CANCELED.
+
+        A handler that has not returned ``finalize_timeout`` seconds later (its cleanup is
+        stuck in a shielded scope, or it caught the cancellation and works on) is logged, and
+        the task is returned as it stands: it ends CANCELED when the handler returns."""
         job = self._live(scope, task_id)
         if job is not None and not m.is_terminal(job.state):
             job.cancel_requested = True
             job.interrupt()
-            await job.done.wait()
+            if not await self._wait_stopped(job, "a CancelTask"):
+                return job.task
             if job.state is m.TaskState.CANCELED:
                 return job.task
             if not job.superseded:
@@ -775,7 +805,10 @@ class TaskRuntime:
             check_content([reply])
         except A2AError:
             raise
-        except Exception:  # as for tasks: the handler's bug is logged, never leaked
+        except Exception as exc:  # as for tasks: the handler's bug is logged, never leaked
+            ended = _chosen_end(exc)
+            if ended is not None:  # no task to end: the error carries the handler's text
+                raise InternalError(str(ended)) from None
             logger.exception("message-only skill %r failed", skill.id)
             raise InternalError(INTERNAL_FAILURE) from None
         return reply
@@ -836,30 +869,26 @@ class TaskRuntime:
                 return _completion(job.task, value)
             except AgentMisuseError:  # no task can hold it: say what can
                 return _failed_with(job, unusable_result(value))
-        except TaskRejected as exc:
-            return TaskUpdate(
-                state=m.TaskState.REJECTED, status_message=agent_message(job.task, exc.reason)
-            )
-        except TaskFailed as exc:
-            return TaskUpdate(
-                state=m.TaskState.FAILED, status_message=agent_message(job.task, exc.message)
-            )
         except JobCanceled as exc:
             return TaskUpdate(
                 state=m.TaskState.CANCELED, status_message=agent_message(job.task, exc.message)
             )
         except StoreUnavailableError:  # the store's outage, not the skill's failure: _run_job's
             raise
-        except Exception as exc:  # the handler's bug: a FAILED task, never a leaked traceback
-            outage = _only_outage(exc)
+        except Exception as exc:  # its chosen end, or its bug: a FAILED task, no traceback sent
+            outage = _sole(exc, StoreUnavailableError)
             if outage is not None:  # the outage, met in a task of the handler's own nursery
                 raise outage from exc
-            if isinstance(exc, AgentMisuseError):  # a TaskFailed hint would not fit
+            ended = _chosen_end(exc)
+            if ended is not None:
+                return _ended_by(job, ended)
+            misuse = exc if isinstance(exc, AgentMisuseError) else _sole(exc, AgentMisuseError)
+            if misuse is not None:  # a TaskFailed hint would not fit
                 logger.exception(
                     "skill %r used a2a_trio wrongly on task %s: %s; its client is told only %r",
                     job.skill.id,
                     job.id,
-                    exc,
+                    misuse,
                     INTERNAL_FAILURE,
                 )
                 return _failed_internally(job)
@@ -995,19 +1024,36 @@ def _reply_failed(skill: Skill, reason: str) -> InternalError:
     return InternalError(_failed_because(reason))
 
 
-def _only_outage(exc: Exception) -> StoreUnavailableError | None:
-    """The store outage an exception group holds when outages are all it holds (a handler's
-    nursery whose tasks' writes the store refused), else ``None``."""
+def _sole[E: Exception](exc: Exception, kind: type[E]) -> E | None:
+    """The first exception of ``kind`` an exception group holds when those are all it holds
+    (a handler's nursery whose tasks raised them; trio wraps even one), else ``None``."""
     if not isinstance(exc, ExceptionGroup):
         return None
-    outages, others = exc.split(StoreUnavailableError)
-    if outages is None or others is not None:
+    matched, others = exc.split(kind)
+    if matched is None or others is not None:
         return None
-    first: BaseException = outages
+    first: BaseException = matched
     while isinstance(first, BaseExceptionGroup):
         first = first.exceptions[0]
-    assert isinstance(first, StoreUnavailableError)
+    assert isinstance(first, kind)
     return first
+
+
+def _chosen_end(exc: Exception) -> TaskRejected | TaskFailed | None:
+    """The end a handler chose by raising ``exc``, also from a task of its own nursery (trio
+    wraps that in an exception group): a ``TaskRejected`` or ``TaskFailed``, else ``None``."""
+    if isinstance(exc, TaskRejected | TaskFailed):
+        return exc
+    return _sole(exc, TaskRejected) or _sole(exc, TaskFailed)
+
+
+def _ended_by(job: Job, exc: TaskRejected | TaskFailed) -> TaskUpdate:
+    """The end a handler chose by raising ``exc``: REJECTED or FAILED, with its text."""
+    if isinstance(exc, TaskRejected):
+        return TaskUpdate(
+            state=m.TaskState.REJECTED, status_message=agent_message(job.task, exc.reason)
+        )
+    return TaskUpdate(state=m.TaskState.FAILED, status_message=agent_message(job.task, exc.message))
 
 
 def _reply_message(value: Any, context_id: str) -> m.Message:

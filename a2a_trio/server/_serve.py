@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
 
 import trio
 from hypercorn.config import Config as HypercornConfig
-from hypercorn.trio import serve as hypercorn_serve
+from hypercorn.trio.run import worker_serve
+from hypercorn.utils import wrap_app
 
 from ..runtime import Agent
-from ._app import StoreFactory, create_app
+from ..store import TaskStore
+from ._app import StoreFactory, create_app, store_factory_for
 from ._config import ServerConfig
+from ._listen import open_sockets
 
 
 def hypercorn_config(host: str, port: int) -> HypercornConfig:
@@ -51,8 +55,19 @@ async def serve(
 
     ``store`` is a store URL (``"sqlite:///tasks.db"``, ``"postgresql://..."``: the forms
     ``A2A_TRIO_STORE`` takes) or a factory (see :func:`create_app`).  Without one, tasks are
-    kept in memory and lost when the server stops (``a2a_trio.app`` defaults to SQLite).  A bad
-    ``store`` raises ``ValueError`` or ``TypeError`` before anything is bound.
+    kept in memory and lost when the server stops (``a2a_trio.app`` defaults to SQLite).
+
+    The address is bound first, then the store opened, before the app starts or anything is
+    reported: a failure of either raises out of ``nursery.start`` as itself (not inside an
+    exception group), and leaves the port free and the store closed.
+
+    Raises:
+        ValueError, TypeError: ``store`` names no store (before anything else).
+        OSError: the address cannot be listened on (a ``ListenError``, whose message says
+            where and what to change, e.g. another program listening on the port), before
+            the store is opened.
+        Exception: whatever the store raised when it could not be opened (e.g.
+            ``sqlite3.OperationalError`` for a file in a missing directory).
 
     Cancellation stops at once: running tasks are recorded FAILED with a "server shut down"
     message (tasks waiting for input stay resumable).  ``shutdown_trigger`` instead drains
@@ -61,17 +76,39 @@ async def serve(
     still running then is cancelled (recorded FAILED, told to them too), and only then does
     hypercorn close the connections.
     """
-    app: Any = create_app(agent, store=store, config=config)  # hypercorn's own ASGI types
-    user_trigger = shutdown_trigger or trio.sleep_forever
+    config = config or ServerConfig()
+    open_store = store_factory_for(store, alone=config.runtime.recovery_lease is None)
+    http = hypercorn_config(host, port)
+    sockets = open_sockets(host, port, backlog=http.backlog)
+    try:
+        async with open_store() as opened:  # before the app: its failure is the store's own
+            app: Any = create_app(agent, store=partial(_already_open, opened), config=config)
+            user_trigger = shutdown_trigger or trio.sleep_forever
 
-    async def trigger() -> None:
-        await user_trigger()
-        # Before hypercorn's own graceful close (3 s, then connections are cancelled), so the
-        # jobs end while their clients still listen.
-        await app.server.drain()
+            async def trigger() -> None:
+                await user_trigger()
+                # Before hypercorn's own graceful close (3 s, then connections are cancelled),
+                # so the jobs end while their clients still listen.
+                await app.server.drain()
 
-    async with trio.open_nursery() as nursery:
-        binds = await nursery.start(
-            partial(hypercorn_serve, app, hypercorn_config(host, port), shutdown_trigger=trigger)
-        )
-        task_status.started(binds[0])
+            async with trio.open_nursery() as nursery:
+                binds = await nursery.start(
+                    partial(
+                        worker_serve,
+                        wrap_app(app, http.wsgi_max_body_size, "asgi"),
+                        http,
+                        sockets=sockets,
+                        shutdown_trigger=trigger,
+                    )
+                )
+                task_status.started(binds[0])
+    finally:
+        for sock in sockets.insecure_sockets:
+            sock.close()
+
+
+@asynccontextmanager
+async def _already_open(store: TaskStore) -> AsyncIterator[TaskStore]:
+    """``store``, opened by :func:`serve`, as the app's store factory gives it (and closed by
+    ``serve`` when the app is done with it)."""
+    yield store

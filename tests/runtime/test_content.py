@@ -154,6 +154,27 @@ NAMED_PROBLEMS: list[tuple[TaskUpdate, str]] = [
         TaskUpdate(artifacts=[ArtifactWrite(_artifact(m.DataPart({"k": object()})))]),
         "artifact 'a1' parts[1].data: not a JSON value: object",
     ),
+    # JSON, but no A2A client reads a number where a string belongs
+    (
+        TaskUpdate(artifacts=[ArtifactWrite(_artifact(m.TextPart("ok"), name=7))]),  # type: ignore[arg-type]
+        "artifact 'a1' name and description: must be a str, not int",
+    ),
+    (
+        TaskUpdate(messages=(m.Message("s", m.Role.AGENT, (m.TextPart(3.5),)),)),  # type: ignore[arg-type]
+        "a message parts[0].text: must be a str, not float",
+    ),
+    (
+        TaskUpdate(artifacts=[ArtifactWrite(_artifact(m.UrlPart(None)))]),  # type: ignore[arg-type]
+        "artifact 'a1' parts[1].url: must be a str, not NoneType",
+    ),
+    (
+        TaskUpdate(artifacts=[ArtifactWrite(_artifact(m.RawPart("text, not bytes")))]),  # type: ignore[arg-type]
+        "artifact 'a1' parts[1].raw: must be bytes, not str",
+    ),
+    (
+        TaskUpdate(artifacts=[ArtifactWrite(_artifact(m.TextPart("ok", media_type=1)))]),  # type: ignore[arg-type]
+        "artifact 'a1' parts[1].media_type and filename: must be a str, not int",
+    ),
 ]
 
 

@@ -502,6 +502,76 @@ async def test_of_a_cancel_and_a_drain_stopping_one_job_the_first_decides_its_en
         assert stored.status.message.parts == (m.TextPart(SHUTDOWN_MESSAGE),)
 
 
+async def tidying(nursery: trio.Nursery, text: str) -> tuple[TaskRuntime, m.Task]:
+    """A runtime in ``nursery`` (default config) running ``tidy`` on ``text``, in its sleep."""
+    runtime = TaskRuntime(slow_to_stop, MemoryTaskStore(), RuntimeConfig())
+    await nursery.start(runtime.run)
+    task = await runtime.send(ANONYMOUS, request(text, return_immediately=True))
+    assert isinstance(task, m.Task)
+    await trio.testing.wait_all_tasks_blocked()
+    return runtime, task
+
+
+def stuck_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "a2a_trio.runtime" and "has not returned" in r.getMessage()
+    ]
+
+
+async def test_a_cancel_answers_when_the_handler_does_not_return_and_the_log_says_why(
+    autojump_clock: trio.testing.MockClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Before, a handler whose cleanup did not end (a shielded wait in its ``finally``) held
+    the CancelTask request forever, with nothing in the log."""
+    gate = agents.gates.setdefault("stuck tidy", trio.Event())
+    async with trio.open_nursery() as nursery:
+        runtime, task = await tidying(nursery, "stuck tidy")
+        start = trio.current_time()
+        answered = None
+        with trio.move_on_after(60):  # (before, forever)
+            answered = await runtime.cancel(ANONYMOUS, task.id)
+        waited = trio.current_time() - start
+        warnings = stuck_warnings(caplog)
+        gate.set()
+        await trio.testing.wait_all_tasks_blocked()
+        stored = await runtime.get(ANONYMOUS, task.id, None)
+        nursery.cancel_scope.cancel()
+    assert waited == RuntimeConfig().finalize_timeout
+    assert answered is not None
+    assert answered.status.state is m.TaskState.WORKING  # as it stood: still tidying up
+    assert warnings == [
+        f"skill 'tidy' has not returned 5.0 s after a CancelTask cancelled it on task"
+        f" {task.id}: its cleanup (a finally block, a shielded scope) still runs, or it"
+        " caught trio.Cancelled and works on; let the cancellation through and keep"
+        " cleanup short"
+    ]
+    assert stored.status.state is m.TaskState.CANCELED  # once the handler returned
+
+
+async def test_a_drain_names_a_handler_that_does_not_return_once(
+    autojump_clock: trio.testing.MockClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The drain waits for it (its final write needs the store), as before, but no longer
+    in silence."""
+    gate = agents.gates.setdefault("stuck at shutdown", trio.Event())
+    async with trio.open_nursery() as nursery:
+        runtime, task = await tidying(nursery, "stuck at shutdown")
+        async with trio.open_nursery() as draining:
+            draining.start_soon(runtime.drain, 0)
+            await trio.sleep(60)  # many times finalize_timeout
+            warnings = stuck_warnings(caplog)
+            gate.set()
+        stored = await runtime.get(ANONYMOUS, task.id, None)
+        nursery.cancel_scope.cancel()
+    (warning,) = warnings
+    assert warning.startswith(
+        f"skill 'tidy' has not returned 5.0 s after the shutdown cancelled it on task {task.id}: "
+    )
+    assert stored.status.state is m.TaskState.FAILED
+
+
 async def test_a_purged_task_is_not_replayed_from_memory() -> None:
     store = MemoryTaskStore()
     async with trio.open_nursery() as nursery:

@@ -1,8 +1,11 @@
 """Embedded ``serve(agent, store=...)``: a store URL works as ``A2A_TRIO_STORE`` does, a bad
-value is refused before anything is bound, and the default keeps tasks in memory."""
+value is refused before anything is bound, a store that cannot be opened or an address taken
+raises out of ``nursery.start`` as itself, and the default keeps tasks in memory."""
 
 from __future__ import annotations
 
+import socket
+import sqlite3
 from functools import partial
 from pathlib import Path
 
@@ -11,6 +14,7 @@ import pytest
 import trio
 
 from a2a_trio import RuntimeConfig, ServerConfig, serve
+from a2a_trio._one_server import StoreInUseError
 from a2a_trio.store import MemoryTaskStore, open_store
 
 from . import agents
@@ -80,16 +84,8 @@ async def test_a_second_server_on_a_sqlite_file_in_use_is_refused(tmp_path: Path
     url = f"sqlite:///{tmp_path / 'tasks.db'}"
     async with trio.open_nursery() as nursery:
         first = await nursery.start(partial(serve, agents.agent, port=0, store=url))
-        with pytest.raises(ExceptionGroup) as refused:
-            async with trio.open_nursery() as second:
-                await second.start(partial(serve, agents.agent, port=0, store=url))
-        in_use = refused.value.subgroup(  # hypercorn reports it as the lifespan's failure
-            lambda exc: (
-                "another a2a_trio server is serving from it" in str(exc)
-                and not isinstance(exc, ExceptionGroup)
-            )
-        )
-        assert in_use is not None, refused.value
+        with pytest.raises(StoreInUseError, match="another a2a_trio server is serving from it"):
+            await nursery.start(partial(serve, agents.agent, port=0, store=url))
         _, got = await send_then_get(first, None)
         assert got["result"]["status"]["state"] == "TASK_STATE_COMPLETED"  # type: ignore[index]
         nursery.cancel_scope.cancel()
@@ -111,3 +107,38 @@ async def test_replicas_with_a_recovery_lease_share_a_sqlite_file(tmp_path: Path
         _, got = await send_then_get(urls[1], task_id)
         assert got["result"]["status"]["state"] == "TASK_STATE_COMPLETED"  # type: ignore[index]
         nursery.cancel_scope.cancel()
+
+
+async def test_a_taken_port_raises_an_oserror_saying_what_to_do_before_opening_the_store(
+    tmp_path: Path,
+) -> None:
+    """Before, ``nursery.start`` raised an exception group three levels deep around a bare
+    ``OSError: [Errno 98] Address already in use``, after the app had opened the store and
+    started its runtime."""
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        store = f"sqlite:///{tmp_path / 'tasks.db'}"
+        async with trio.open_nursery() as nursery:
+            with pytest.raises(OSError) as refused:  # as itself, not in an exception group
+                await nursery.start(partial(serve, agents.agent, port=port, store=store))
+    assert str(refused.value) == (
+        f"cannot listen on 127.0.0.1:{port}: Address already in use (another program is"
+        " listening there: stop it, or pick another port; port=0 picks a free one)"
+    )
+    assert not (tmp_path / "tasks.db").exists()  # the store was never opened
+
+
+async def test_a_store_that_cannot_be_opened_raises_before_any_url_is_reported(
+    tmp_path: Path,
+) -> None:
+    """Before, ``nursery.start`` reported a URL for a server whose app had failed to start
+    (hypercorn bound the port all the same), then the program's nursery died of a
+    ``LifespanFailureError`` holding the store's error as a string only."""
+    store = f"sqlite:///{tmp_path / 'missing' / 'tasks.db'}"
+    async with trio.open_nursery() as nursery:
+        with pytest.raises(sqlite3.OperationalError, match="unable to open database file"):
+            await nursery.start(partial(serve, agents.agent, port=0, store=store))
+    _, served = await serve_once(None, None)  # nothing was left behind
+    assert served["result"]["status"]["state"] == "TASK_STATE_COMPLETED"  # type: ignore[index]
