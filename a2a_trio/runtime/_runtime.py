@@ -31,6 +31,7 @@ import attrs
 import trio
 
 from .. import model as m
+from .._throttle import ThrottledLog
 from ..errors import (
     FIELD,
     A2AError,
@@ -185,6 +186,8 @@ class TaskRuntime:
         self._admitting = 0
         """Sends past the accepting check that have not started their job (or replied) yet."""
         self._idle = trio.lowlevel.ParkingLot()
+        self._recovery_log = ThrottledLog(logger)
+        """Recovery's reports of a store it cannot use, which it meets again at every retry."""
 
     # --- lifetime -------------------------------------------------------------------------
 
@@ -688,7 +691,9 @@ class TaskRuntime:
         try:
             unfinished = await self.store.list_unfinished()
         except StoreUnavailableError as exc:
-            logger.warning("recovery postponed, the task store is unavailable: %s", exc)
+            self._recovery_log.log(
+                logging.WARNING, "recovery postponed, the task store is unavailable: %s", exc
+            )
             return False
         for item in unfinished:
             task = item.stored.task

@@ -28,6 +28,7 @@ from a2a_trio.store import (
     Retention,
     TaskStore,
     TaskUpdate,
+    open_sqlite_store,
     open_store,
 )
 from a2a_trio.store._open import _purge_forever
@@ -280,10 +281,12 @@ async def test_a_damaged_sqlite_file_is_said_in_one_line_and_written_no_more(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A file damaged past its first page starts (only a read of every page would find it).
-    Each request meeting the damage is an internal error saying so, with no path, and one
-    error line in the log saying which file and what to do; from then on nothing is written
-    to the file.  Before: "The server failed on this request; its log says why" and a
-    traceback of ``sqlite3.DatabaseError``."""
+    Each request meeting the damage is an internal error saying so, with no path, and the log
+    has one error line saying which file and what to do, however many requests met it (the
+    next would come a minute later, with their number: a server under load flooded its log
+    with one line per request); from then on nothing is written to the file.  Before that:
+    "The server failed on this request; its log says why" and a traceback of
+    ``sqlite3.DatabaseError``."""
     path = tmp_path / "tasks.db"
     task_id = await damaged_store(path)
     damaged = path.read_bytes()
@@ -292,11 +295,13 @@ async def test_a_damaged_sqlite_file_is_said_in_one_line_and_written_no_more(
         url = await nursery.start(partial(serve, agent, port=0, store=f"sqlite:///{path}"))
         async with httpx.AsyncClient(base_url=url, headers={"A2A-Version": "1.0"}) as http:
             message = {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
-            answers = [
-                await http.get(f"/tasks/{task_id}"),
-                await http.post("/message:send", json={"message": message}),
-                await http.get("/tasks"),
-            ]
+            answers = []
+            for _ in range(10):
+                answers += [
+                    await http.get(f"/tasks/{task_id}"),
+                    await http.post("/message:send", json={"message": message}),
+                    await http.get("/tasks"),
+                ]
         nursery.cancel_scope.cancel()
     for answer in answers:
         assert answer.status_code == 500
@@ -307,7 +312,7 @@ async def test_a_damaged_sqlite_file_is_said_in_one_line_and_written_no_more(
     logged = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert [(r.name, r.levelname, r.exc_info) for r in logged] == [
         ("a2a_trio.server", "ERROR", None)
-    ] * 3
+    ]
     assert logged[0].getMessage() == (
         f"request failed: the SQLite store's file {path} is damaged (database disk image is"
         " malformed): stop the server, then restore the file from a backup or name a new"
@@ -329,3 +334,30 @@ async def test_once_the_damage_is_found_no_write_reaches_the_file(tmp_path: Path
         with pytest.raises(StoreDamagedError, match="the server writes nothing more to it"):
             await store._driver.write(ran.append)  # type: ignore[attr-defined]
     assert ran == []
+
+
+async def test_the_purge_loop_on_a_damaged_file_warns_once_a_minute_with_the_count(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, autojump_clock: object
+) -> None:
+    """Every tick's purge is refused on a damaged file: the first refusal is logged in full,
+    then one line a minute says how many were left out (before: a warning every tick, here
+    every second).  Virtual time: the writes are refused before they reach a thread."""
+    path = tmp_path / "tasks.db"
+    task_id = await damaged_store(path)
+    retention = Retention(terminal_ttl=timedelta(0), purge_interval=timedelta(seconds=1))
+    caplog.set_level(logging.INFO, logger="a2a_trio")
+    async with open_sqlite_store(str(path), retention=retention) as store:
+        with pytest.raises(StoreDamagedError):
+            await store.load_task(ANONYMOUS, task_id)  # found: writes are refused from now on
+        with trio.move_on_after(150):  # purges at 0, 1, ..., 149 s
+            await _purge_forever(store, retention)
+    damage = (
+        f"retention purge skipped, retried in 1 s: the SQLite store's file {path} is damaged"
+        " (database disk image is malformed): stop the server, then restore the file from a"
+        " backup or name a new file; the server writes nothing more to it"
+    )
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("WARNING", damage),
+        ("WARNING", f"{damage} [59 more like it in the last 60 s not logged]"),
+        ("WARNING", f"{damage} [59 more like it in the last 60 s not logged]"),
+    ]
