@@ -259,12 +259,13 @@ async def test_a_write_refused_by_an_outage_is_not_the_skills_failure(
     assert "readonly database" in line  # the cause, for the operator
 
 
-async def damaged_store(path: Path) -> str:
-    """A SQLite store at ``path`` holding a finished task, closed, then damaged past its first
-    page (its tasks table's root page overwritten); returns the task's id."""
+async def damaged_store(path: Path, state: m.TaskState = m.TaskState.COMPLETED) -> str:
+    """A SQLite store at ``path`` holding a task in ``state`` (finished by default), closed,
+    then damaged past its first page (its tasks table's root page overwritten); returns the
+    task's id."""
     async with open_store(f"sqlite:///{path}") as store:
         task = (await store.create_task(ANONYMOUS, m.new_task(m.text_message("kept")))).task
-        await store.update_task(ANONYMOUS, task.id, TaskUpdate(state=m.TaskState.COMPLETED))
+        await store.update_task(ANONYMOUS, task.id, TaskUpdate(state=state))
     with closing(sqlite3.connect(path)) as conn:
         (page_size,) = conn.execute("PRAGMA page_size").fetchone()
         (root,) = conn.execute(
@@ -360,4 +361,55 @@ async def test_the_purge_loop_on_a_damaged_file_warns_once_a_minute_with_the_cou
         ("WARNING", damage),
         ("WARNING", f"{damage} [59 more like it in the last 60 s not logged]"),
         ("WARNING", f"{damage} [59 more like it in the last 60 s not logged]"),
+    ]
+
+
+async def test_recovery_meeting_a_damaged_file_says_so_and_what_to_do(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A task a crash left WORKING sits on a damaged page: the start-up recovery logs one
+    error naming the damage and what to do (and does not try again: no try can mend it).
+    Before: "recovery postponed, the task store is unavailable", retried every 5 s."""
+    path = tmp_path / "tasks.db"
+    await damaged_store(path, m.TaskState.WORKING)
+    caplog.set_level(logging.INFO, logger="a2a_trio")
+    async with trio.open_nursery() as nursery:
+        await nursery.start(partial(serve, agent, port=0, store=f"sqlite:///{path}"))
+        nursery.cancel_scope.cancel()
+    logged = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert [(r.name, r.levelname, r.getMessage()) for r in logged] == [
+        (
+            "a2a_trio.runtime",
+            "ERROR",
+            f"recovery stopped, the task store is damaged: the SQLite store's file {path} is"
+            " damaged (database disk image is malformed): stop the server, then restore the"
+            " file from a backup or name a new file; the server writes nothing more to it",
+        )
+    ]
+
+
+class Unlisted(MemoryTaskStore):
+    """The memory store, unable to list the unfinished tasks as an unreachable database is."""
+
+    async def list_unfinished(self) -> NoReturn:
+        raise StoreUnavailableError("the PostgreSQL store is unavailable: connection refused")
+
+
+async def test_recovery_retrying_an_unavailable_store_warns_once_a_minute(
+    caplog: pytest.LogCaptureFixture, autojump_clock: object
+) -> None:
+    """The recovery at start tries again every 5 s while the store is unavailable: one
+    warning, then one a minute with the count (before: one every 5 s)."""
+    caplog.set_level(logging.INFO, logger="a2a_trio")
+    runtime = TaskRuntime(agent, Unlisted())
+    with trio.move_on_after(150):  # tries at 0, 5, ..., 145 s
+        await runtime.run()
+    postponed = (
+        "recovery postponed, the task store is unavailable: the PostgreSQL store is"
+        " unavailable: connection refused"
+    )
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("WARNING", postponed),
+        ("WARNING", f"{postponed} [11 more like it in the last 60 s not logged]"),
+        ("WARNING", f"{postponed} [11 more like it in the last 60 s not logged]"),
     ]
