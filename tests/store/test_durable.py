@@ -207,6 +207,20 @@ async def test_a_newer_rollback_journal_file_is_refused_byte_for_byte(tmp_path: 
     assert path.read_bytes() == before
 
 
+async def test_opening_a_current_sqlite_file_leaves_it_byte_for_byte(tmp_path: Path) -> None:
+    """With nothing to migrate, the schema check's write (which finds a file this process may
+    only read) is rolled back: before, it was committed, and every start rewrote the first
+    page's change counters (its bytes 24-27 and 92-95)."""
+    path = tmp_path / "tasks.db"
+    async with open_store(f"sqlite:///{path}") as store:
+        task = (await store.create_task(ANONYMOUS, a_task())).task
+    before = path.read_bytes()
+    for _ in range(2):
+        async with open_store(f"sqlite:///{path}") as store:
+            assert await store.load_task(ANONYMOUS, task.id) is not None
+    assert path.read_bytes() == before
+
+
 async def test_a_database_from_a_newer_release_is_refused(sql_backend: Backend) -> None:
     async with open_store(sql_backend.url) as store:
         task = (await store.create_task(ANONYMOUS, a_task())).task
