@@ -20,6 +20,7 @@ import trio
 
 from ..errors import StoreDamagedError
 from ._base import DEFAULT_RETENTION, Retention, StoreSchemaError
+from ._cursor import NO_STATUS_TIME
 from ._sql import Dialect, SqlTaskStore, Tx
 from ._sqlite_writer import GroupWriter, transaction
 
@@ -70,6 +71,18 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         "CREATE TRIGGER a2a_tasks_order_mark AFTER DELETE ON a2a_tasks"
         " WHEN OLD.ord > (SELECT n FROM a2a_order_mark)"
         " BEGIN UPDATE a2a_order_mark SET n = OLD.ord; END",
+    ),
+    # 4: ListTasks lists by status time (A2A v1.0 §3.1.4), then write order, not by the latter
+    # alone.
+    (
+        "ALTER TABLE a2a_tasks ADD COLUMN listed_us INTEGER NOT NULL GENERATED ALWAYS AS"
+        f" (coalesce(status_us, {NO_STATUS_TIME})) VIRTUAL",
+        "DROP INDEX a2a_tasks_scope",
+        "DROP INDEX a2a_tasks_context",
+        "DROP INDEX a2a_tasks_scope_state",
+        "CREATE INDEX a2a_tasks_scope ON a2a_tasks (tenant, owner, listed_us, ord)",
+        "CREATE INDEX a2a_tasks_context ON a2a_tasks (tenant, owner, context_id, listed_us, ord)",
+        "CREATE INDEX a2a_tasks_scope_state ON a2a_tasks (tenant, owner, state, listed_us, ord)",
     ),
 )
 """Schema migrations in order; ``PRAGMA user_version`` records how many were applied."""
