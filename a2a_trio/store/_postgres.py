@@ -28,10 +28,9 @@ from psycopg.types.string import TextLoader
 from psycopg_pool import ConnectionPool
 
 from ._base import DEFAULT_RETENTION, Retention, StoreSchemaError
-from ._cursor import NO_STATUS_TIME
 from ._pg_timeouts import DEFAULT_POSTGRES_TIMEOUTS, PostgresTimeouts, conninfo
 from ._pg_watchdog import CallWatch, Watchdog
-from ._sql import Cursor, Dialect, SqlTaskStore, Tx
+from ._sql import Cursor, Dialect, SqlTaskStore, Tx, listing_by_status_time
 
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     (
@@ -72,16 +71,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     ("CREATE INDEX a2a_tasks_scope_state ON a2a_tasks (tenant, owner, state, ord)",),
     # 3: ListTasks lists by status time (A2A v1.0 §3.1.4), then write order, not by the latter
     # alone.
-    (
-        "ALTER TABLE a2a_tasks ADD COLUMN listed_us BIGINT NOT NULL GENERATED ALWAYS AS"
-        f" (coalesce(status_us, {NO_STATUS_TIME})) STORED",
-        "DROP INDEX a2a_tasks_scope",
-        "DROP INDEX a2a_tasks_context",
-        "DROP INDEX a2a_tasks_scope_state",
-        "CREATE INDEX a2a_tasks_scope ON a2a_tasks (tenant, owner, listed_us, ord)",
-        "CREATE INDEX a2a_tasks_context ON a2a_tasks (tenant, owner, context_id, listed_us, ord)",
-        "CREATE INDEX a2a_tasks_scope_state ON a2a_tasks (tenant, owner, state, listed_us, ord)",
-    ),
+    listing_by_status_time("BIGINT", "STORED"),
 )
 """Schema migrations in order; table ``a2a_schema_version`` records how many were applied."""
 

@@ -59,7 +59,7 @@ from ._base import (
     stored_status_time,
     trim_task,
 )
-from ._cursor import decode_cursor, encode_cursor, to_micros
+from ._cursor import NO_STATUS_TIME, decode_cursor, encode_cursor, to_micros
 from ._written import Written, WrittenTasks, encode_task
 
 _TERMINAL = tuple(sorted(int(state) for state in m.TERMINAL_STATES))
@@ -145,6 +145,23 @@ class Driver(Protocol):
     async def read[T](self, fn: Callable[[Tx], T]) -> T: ...
 
     async def aclose(self) -> None: ...
+
+
+def listing_by_status_time(column_type: str, storage: str) -> tuple[str, ...]:
+    """The migration that lists tasks by status time, then write order (``_cursor``): a
+    ``listed_us`` column generated from ``status_us`` (``column_type``, ``VIRTUAL`` or
+    ``STORED``: what the backend can add), and the listing indexes on it in place of those on
+    the write order alone."""
+    return (
+        f"ALTER TABLE a2a_tasks ADD COLUMN listed_us {column_type} NOT NULL GENERATED ALWAYS AS"
+        f" (coalesce(status_us, {NO_STATUS_TIME})) {storage}",
+        "DROP INDEX a2a_tasks_scope",
+        "DROP INDEX a2a_tasks_context",
+        "DROP INDEX a2a_tasks_scope_state",
+        "CREATE INDEX a2a_tasks_scope ON a2a_tasks (tenant, owner, listed_us, ord)",
+        "CREATE INDEX a2a_tasks_context ON a2a_tasks (tenant, owner, context_id, listed_us, ord)",
+        "CREATE INDEX a2a_tasks_scope_state ON a2a_tasks (tenant, owner, state, listed_us, ord)",
+    )
 
 
 def from_micros(micros: int) -> datetime:

@@ -20,8 +20,7 @@ import trio
 
 from ..errors import StoreDamagedError
 from ._base import DEFAULT_RETENTION, Retention, StoreSchemaError
-from ._cursor import NO_STATUS_TIME
-from ._sql import Dialect, SqlTaskStore, Tx
+from ._sql import Dialect, SqlTaskStore, Tx, listing_by_status_time
 from ._sqlite_writer import GroupWriter, transaction
 
 type Synchronous = Literal["FULL", "NORMAL"]
@@ -74,16 +73,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     ),
     # 4: ListTasks lists by status time (A2A v1.0 §3.1.4), then write order, not by the latter
     # alone.
-    (
-        "ALTER TABLE a2a_tasks ADD COLUMN listed_us INTEGER NOT NULL GENERATED ALWAYS AS"
-        f" (coalesce(status_us, {NO_STATUS_TIME})) VIRTUAL",
-        "DROP INDEX a2a_tasks_scope",
-        "DROP INDEX a2a_tasks_context",
-        "DROP INDEX a2a_tasks_scope_state",
-        "CREATE INDEX a2a_tasks_scope ON a2a_tasks (tenant, owner, listed_us, ord)",
-        "CREATE INDEX a2a_tasks_context ON a2a_tasks (tenant, owner, context_id, listed_us, ord)",
-        "CREATE INDEX a2a_tasks_scope_state ON a2a_tasks (tenant, owner, state, listed_us, ord)",
-    ),
+    listing_by_status_time("INTEGER", "VIRTUAL"),
 )
 """Schema migrations in order; ``PRAGMA user_version`` records how many were applied."""
 
