@@ -188,16 +188,17 @@ class MemoryTaskStore:
     async def list_tasks(self, scope: CallerScope, query: TaskQuery) -> TaskPage:
         check_query(query)
         after = decode_cursor(query.page_token) if query.page_token else None
-        total, below = 0, list[_Row]()
-        for row in self._rows.values():
+        total, below = 0, list[tuple[ListingKey, _Row]]()
+        # Newest write first: mostly the greatest keys too, which the heap then keeps.
+        for row in reversed(self._rows.values()):
             if row.scope != scope or not _matches(row.stored.task, query):
                 continue
             total += 1
             if after is None or row.listed < after:
-                below.append(row)
-        shown = heapq.nlargest(query.page_size + 1, below, key=_place)
+                below.append((row.listed, row))  # keys are distinct: rows are never compared
+        shown = heapq.nlargest(query.page_size + 1, below)
         more = len(shown) > query.page_size
-        page = shown[: query.page_size]
+        page = [row for _listed, row in shown[: query.page_size]]
         return TaskPage(
             tasks=tuple(
                 row.out(
@@ -350,10 +351,6 @@ class MemoryTaskStore:
     async def aclose(self) -> None:
         self._rows.clear()
         self._idempotency.clear()
-
-
-def _place(row: _Row) -> ListingKey:
-    return row.listed
 
 
 def _matches(task: m.Task, query: TaskQuery) -> bool:
