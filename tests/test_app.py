@@ -313,6 +313,26 @@ def test_a_lock_file_removed_before_it_was_locked_is_taken_again(
             pass
 
 
+def test_the_lock_is_on_the_file_at_the_path(tmp_path: Path) -> None:
+    """What docs/stores.md says of ``FILE.lock``: it stays after a stop and may be deleted
+    while no server runs; deleted under a running server, it holds no second one off."""
+    from a2a_trio._one_server import hold_store_alone
+
+    path = tmp_path / "tasks.db"
+    lock = tmp_path / "tasks.db.lock"
+    with hold_store_alone(str(path)) as first:
+        first.opened()
+    assert lock.exists()
+    lock.unlink()
+    with hold_store_alone(str(path)) as first:
+        first.opened()
+        assert lock.exists()
+        lock.unlink()
+        with hold_store_alone(str(path)) as second:  # a new file at the path, not the one held
+            second.opened()
+            assert lock.exists()
+
+
 @pytest.mark.postgres
 def test_a_wrong_postgres_password_says_what_to_check() -> None:
     from urllib.parse import urlsplit

@@ -76,7 +76,8 @@ class ListTasksRequest:
 
 @attrs.frozen
 class ListTasksResponse:
-    """One page of tasks, newest-updated first; ``next_page_token`` is empty on the last page."""
+    """One page of tasks, by status time, newest first; ``next_page_token`` is empty on the last
+    page."""
 
     tasks: tuple[Task, ...] = attrs.field(default=(), metadata=REQUIRED, converter=to_tuple)
     next_page_token: str = attrs.field(default="", metadata=REQUIRED)

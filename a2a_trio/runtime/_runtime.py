@@ -31,6 +31,7 @@ import attrs
 import trio
 
 from .. import model as m
+from .._throttle import ThrottledLog
 from ..errors import (
     FIELD,
     A2AError,
@@ -41,6 +42,7 @@ from ..errors import (
     InvalidParamsError,
     InvalidTransitionError,
     Phrase,
+    StoreDamagedError,
     StoreError,
     StoreUnavailableError,
     TaskNotCancelableError,
@@ -187,6 +189,8 @@ class TaskRuntime:
         self._admitting = 0
         """Sends past the accepting check that have not started their job (or replied) yet."""
         self._idle = trio.lowlevel.ParkingLot()
+        self._recovery_log = ThrottledLog(logger)
+        """Recovery's reports of a store it cannot use, which it meets again at every retry."""
 
     # --- lifetime -------------------------------------------------------------------------
 
@@ -712,13 +716,21 @@ class TaskRuntime:
     async def _recover(self) -> bool:
         """Deal with tasks a previous process left running (see ``recover_unfinished``); with a
         ``recovery_lease``, only those nobody has written for longer than the lease.  False,
-        with a warning, when the store is unavailable (the caller tries again later)."""
+        with a warning, when the store is unavailable (the caller tries again later).  A damaged
+        store is an error saying what to do, and True: no later try can mend it."""
         lease = self.config.recovery_lease
         cutoff = None if lease is None else m.utcnow() - timedelta(seconds=lease)
         try:
             unfinished = await self.store.list_unfinished()
+        except StoreDamagedError as exc:
+            self._recovery_log.log(
+                logging.ERROR, "recovery stopped, the task store is damaged: %s", exc
+            )
+            return True
         except StoreUnavailableError as exc:
-            logger.warning("recovery postponed, the task store is unavailable: %s", exc)
+            self._recovery_log.log(
+                logging.WARNING, "recovery postponed, the task store is unavailable: %s", exc
+            )
             return False
         for item in unfinished:
             task = item.stored.task

@@ -10,6 +10,7 @@ import logging
 from typing import NoReturn
 
 from .. import model as m
+from .._throttle import ThrottledLog
 from ..errors import (
     FIELD,
     InternalError,
@@ -67,26 +68,27 @@ def _task_id(request: m.GetTaskRequest | m.CancelTaskRequest | m.SubscribeToTask
 class _StoreOutage:
     """A store that cannot work right now, or a damaged one, is the server's fault, said
     plainly to the client (JSON-RPC -32603 / HTTP 500) and logged in one line, never a bare
-    500 with an empty body.  (A class, not ``@contextmanager``: every request enters it, and a
-    generator costs more.)"""
+    500 with an empty body; the same problem again is logged at most once a minute, with the
+    number left out (``ThrottledLog``), so a server under load does not flood its log.  (A
+    class, not ``@contextmanager``: every request enters it, and a generator costs more.)"""
+
+    def __init__(self) -> None:
+        self._log = ThrottledLog(logger)
 
     def __enter__(self) -> None:
         pass
 
     def __exit__(self, _type: object, exc: BaseException | None, _traceback: object) -> None:
         if isinstance(exc, StoreDamagedError):  # no use trying again: the operator has to act
-            logger.error("request failed: %s", exc)
+            self._log.log(logging.ERROR, "request failed: %s", exc)
             raise InternalError(
                 "The task store is damaged; the server's log says what to do"
             ) from None
         if isinstance(exc, StoreUnavailableError):
-            logger.warning("request failed, the task store is unavailable: %s", exc)
+            self._log.log(logging.WARNING, "request failed, the task store is unavailable: %s", exc)
             raise InternalError(
                 "The task store is unavailable right now; try again shortly"
             ) from None
-
-
-_store_outage = _StoreOutage()
 
 
 class RequestHandler:
@@ -94,29 +96,30 @@ class RequestHandler:
 
     def __init__(self, runtime: TaskRuntime) -> None:
         self.runtime = runtime
+        self._store_outage = _StoreOutage()
 
     async def send_message(
         self, scope: CallerScope, request: m.SendMessageRequest
     ) -> m.SendMessageResult:
         _refuse_push_config(request)
-        with _store_outage:
+        with self._store_outage:
             return await self.runtime.send(scope, request)
 
     async def send_streaming_message(
         self, scope: CallerScope, request: m.SendMessageRequest
     ) -> TaskStream:
         _refuse_push_config(request)
-        with _store_outage:
+        with self._store_outage:
             return await self.runtime.send_stream(scope, request)
 
     async def get_task(self, scope: CallerScope, request: m.GetTaskRequest) -> m.Task:
-        with _store_outage:
+        with self._store_outage:
             return await self.runtime.get(scope, _task_id(request), request.history_length)
 
     async def list_tasks(
         self, scope: CallerScope, request: m.ListTasksRequest
     ) -> m.ListTasksResponse:
-        with _store_outage:
+        with self._store_outage:
             page = await self.runtime.list(scope, request)
         return m.ListTasksResponse(
             tasks=page.tasks,
@@ -126,7 +129,7 @@ class RequestHandler:
         )
 
     async def cancel_task(self, scope: CallerScope, request: m.CancelTaskRequest) -> m.Task:
-        with _store_outage:
+        with self._store_outage:
             return await self.runtime.cancel(scope, _task_id(request))
 
     async def subscribe_to_task(
@@ -136,7 +139,7 @@ class RequestHandler:
         *,
         last_event_id: int | None = None,
     ) -> TaskStream:
-        with _store_outage:
+        with self._store_outage:
             return await self.runtime.subscribe(
                 scope, _task_id(request), last_event_id=last_event_id
             )

@@ -8,7 +8,8 @@
   ``InvalidTransitionError``; pure appends (``state=None``) are always allowed.
 - ``create_task`` with an idempotency key returns the existing task for (scope, context, key).
 - Reads see the caller's own preceding writes (read-your-writes).
-- ``list_tasks`` is newest-updated first with an opaque cursor that neither skips nor repeats.
+- ``list_tasks`` lists by status time, newest first, with an opaque cursor that neither skips
+  nor repeats (``_cursor``).
 - Each task keeps a bounded log of its stream events (``append_events``/``load_events``) and its
   push-notification configs; both go when the task goes.  ``create_task`` and ``update_task``
   take the events a write produced (``events=``) and log them in the same transaction, so the
@@ -261,7 +262,7 @@ class TaskStore(Protocol):
         ...
 
     async def list_tasks(self, scope: CallerScope, query: TaskQuery) -> TaskPage:
-        """Tasks in this scope matching ``query``, newest-updated first."""
+        """Tasks in this scope matching ``query``, by status time, newest first (``_cursor``)."""
         ...
 
     async def delete_task(self, scope: CallerScope, task_id: str) -> bool:

@@ -1,9 +1,10 @@
 """The in-memory task store: for tests, demos and single-process deployments that need no restart.
 
 Writes are synchronous dict operations, so each one is atomic under trio's cooperative scheduling
-without locks.  The dict is kept in write order (an update moves its task to the end), so a
-listing walks it backwards, newest first, without sorting; it still visits every task, which is
-fine for development and not a template for large tables.
+without locks.  The dict is kept in write order (an update moves its task to the end): recovery's
+least recently written first.  A listing visits every task, counting the matches and keeping the
+page's worth with the greatest listing keys (status time, then write order: ``_cursor``), which
+is fine for development and not a template for large tables.
 
 The store keeps its own copies of the dicts and lists in what it is given (``metadata``,
 ``DataPart.data``) and hands out copies of its own, as the SQL stores do by serializing: a
@@ -13,6 +14,7 @@ the usual text without metadata, is handed out as it is: each row knows whether 
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Collection, Sequence
 from datetime import datetime
 
@@ -44,14 +46,14 @@ from ._base import (
     stored_status_time,
     trim_task,
 )
-from ._cursor import decode_cursor, encode_cursor
+from ._cursor import ListingKey, decode_cursor, encode_cursor, listing_key
 
 
 @attrs.define
 class _Row:
     scope: CallerScope
     stored: StoredTask
-    order: int  # a store-wide write counter: the listing order, newest first
+    listed: ListingKey  # where it lists: from its last create or update (``_listed``)
     idempotency: tuple[str, str] | None = None  # (context_id, key)
     events: dict[int, m.StreamEvent] = attrs.Factory(dict)
     push_configs: dict[str, m.TaskPushNotificationConfig] = attrs.Factory(dict)
@@ -78,9 +80,10 @@ class MemoryTaskStore:
         self._idempotency: dict[tuple[CallerScope, str, str], str] = {}
         self._writes = 0
 
-    def _next_order(self) -> int:
+    def _listed(self, task: m.Task) -> ListingKey:
+        """Where ``task``, written now, lists: its status time, then this write's order."""
         self._writes += 1
-        return self._writes
+        return listing_key(task, self._writes)
 
     async def create_task(
         self,
@@ -99,7 +102,8 @@ class MemoryTaskStore:
         if task.id in self._rows:
             raise ConcurrencyError(f"task {task.id} already exists")
         kept = m.detached_task(task)
-        row = _Row(scope, StoredTask(kept, 1, m.utcnow()), self._next_order(), plain=kept is task)
+        stored = StoredTask(kept, 1, m.utcnow())
+        row = _Row(scope, stored, self._listed(kept), plain=kept is task)
         self._log_events(task.id, row.events, events, kept={id(task): kept})
         self._rows[task.id] = row
         if key is not None and idempotency_key:
@@ -155,7 +159,7 @@ class MemoryTaskStore:
         self._log_events(task_id, row.events, events)  # may refuse: the task is not changed yet
         row.stored = StoredTask(task, row.stored.version + 1, now)
         row.plain = row.plain and kept is update
-        row.order = self._next_order()
+        row.listed = self._listed(task)
         self._rows[task_id] = self._rows.pop(task_id)  # keep the dict in write order
         return row.handed_out()
 
@@ -184,17 +188,17 @@ class MemoryTaskStore:
     async def list_tasks(self, scope: CallerScope, query: TaskQuery) -> TaskPage:
         check_query(query)
         after = decode_cursor(query.page_token) if query.page_token else None
-        total, page, more = 0, list[_Row](), False
-        for row in reversed(self._rows.values()):  # newest write first
+        total, below = 0, list[tuple[ListingKey, _Row]]()
+        # Newest write first: mostly the greatest keys too, which the heap then keeps.
+        for row in reversed(self._rows.values()):
             if row.scope != scope or not _matches(row.stored.task, query):
                 continue
             total += 1
-            if after is not None and row.order >= after:
-                continue
-            if len(page) < query.page_size:
-                page.append(row)
-            else:
-                more = True
+            if after is None or row.listed < after:
+                below.append((row.listed, row))  # keys are distinct: rows are never compared
+        shown = heapq.nlargest(query.page_size + 1, below)
+        more = len(shown) > query.page_size
+        page = [row for _listed, row in shown[: query.page_size]]
         return TaskPage(
             tasks=tuple(
                 row.out(
@@ -206,7 +210,7 @@ class MemoryTaskStore:
                 )
                 for row in page
             ),
-            next_page_token=encode_cursor(page[-1].order) if more else "",
+            next_page_token=encode_cursor(page[-1].listed) if more else "",
             page_size=query.page_size,
             total_size=total,
         )

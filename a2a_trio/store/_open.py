@@ -16,6 +16,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import trio
 
+from .._throttle import ThrottledLog
 from ..errors import StoreUnavailableError
 from ._base import DEFAULT_RETENTION, Retention, TaskStore
 from ._memory import MemoryTaskStore
@@ -179,11 +180,13 @@ async def _memory(retention: Retention) -> AsyncIterator[TaskStore]:
 
 async def _purge_forever(store: TaskStore, retention: Retention) -> None:
     """Purge, then wait; a purge the database cannot do now (locked, failing over) is retried
-    at the next tick instead of taking the store, and the server with it, down."""
+    at the next tick instead of taking the store, and the server with it, down.  The same
+    problem at every tick is logged at most once a minute, with the number left out."""
     every = retention.purge_every().total_seconds()
+    skipped = ThrottledLog(logger)
     while True:
         try:
             await store.purge_expired()
         except StoreUnavailableError as exc:
-            logger.warning("retention purge skipped, retried in %g s: %s", every, exc)
+            skipped.log(logging.WARNING, "retention purge skipped, retried in %g s: %s", every, exc)
         await trio.sleep(every)

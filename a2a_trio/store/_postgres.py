@@ -2,8 +2,8 @@
 
 psycopg 3's sync API (its async API needs asyncio) with a ``psycopg_pool.ConnectionPool``, each
 transaction run through ``trio.to_thread.run_sync`` under a ``CapacityLimiter`` as large as the
-pool, so a trio task waits for a connection without holding a thread.  The listing order comes
-from a sequence, so page tokens stay valid across replicas; idempotent create is a partial UNIQUE
+pool, so a trio task waits for a connection without holding a thread.  The write order comes
+from a sequence, shared by the replicas; idempotent create is a partial UNIQUE
 index with ``INSERT ... ON CONFLICT DO NOTHING``; updates lock the row and write
 ``UPDATE ... WHERE version = ?``, or, for a running task this process wrote last, are one
 ``WITH`` statement in autocommit (row, events and trim, on the condition that the row is as
@@ -30,7 +30,7 @@ from psycopg_pool import ConnectionPool
 from ._base import DEFAULT_RETENTION, Retention, StoreSchemaError
 from ._pg_timeouts import DEFAULT_POSTGRES_TIMEOUTS, PostgresTimeouts, conninfo
 from ._pg_watchdog import CallWatch, Watchdog
-from ._sql import Cursor, Dialect, SqlTaskStore, Tx
+from ._sql import Cursor, Dialect, SqlTaskStore, Tx, listing_by_status_time
 
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     (
@@ -69,6 +69,9 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     ),
     # 2: ListTasks filtered by state walks only that state's tasks, newest first.
     ("CREATE INDEX a2a_tasks_scope_state ON a2a_tasks (tenant, owner, state, ord)",),
+    # 3: ListTasks lists by status time (A2A v1.0 §3.1.4), then write order, not by the latter
+    # alone.
+    listing_by_status_time("BIGINT", "STORED"),
 )
 """Schema migrations in order; table ``a2a_schema_version`` records how many were applied."""
 

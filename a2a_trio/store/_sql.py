@@ -9,8 +9,10 @@ from the process running it are one statement each (see ``SqlTaskStore.update_ta
 
 Columns beside the JSON document (``task``, the ``V1`` ProtoJSON of the whole task) make every
 filter SQL: scope (tenant, owner), context, state, status timestamp (microseconds since the epoch),
-the listing order ``ord`` (unique, increasing with every write), the OCC ``version`` and the
-idempotency key (unique per scope and context, so a racing create cannot insert twice).
+the listing time ``listed_us`` (the status timestamp, or ``NO_STATUS_TIME``: a generated
+column) and the write order ``ord`` (unique, increasing with every create and update), which
+list tasks (``_cursor``), the OCC ``version`` and the idempotency key (unique per scope and
+context, so a racing create cannot insert twice).
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ from ._base import (
     stored_status_time,
     trim_task,
 )
-from ._cursor import decode_cursor, encode_cursor
+from ._cursor import NO_STATUS_TIME, decode_cursor, encode_cursor, to_micros
 from ._written import Written, WrittenTasks, encode_task
 
 _TERMINAL = tuple(sorted(int(state) for state in m.TERMINAL_STATES))
@@ -94,7 +96,7 @@ class Tx(Protocol):
 class Dialect:
     """The SQL that differs between backends.
 
-    ``next_order``: an expression giving a new, store-wide increasing listing-order number.
+    ``next_order``: an expression giving a new, store-wide increasing write-order number.
     ``lock_row``: appended to the SELECT that reads a task before changing it.
     ``claim_rows``: appended to the SELECT choosing a batch of rows to delete: locks the rows
     chosen, passing over those another transaction holds, so replicas purging together share
@@ -145,10 +147,21 @@ class Driver(Protocol):
     async def aclose(self) -> None: ...
 
 
-def to_micros(stamp: datetime) -> int:
-    """A timestamp as integer microseconds since the epoch (exact, and comparable in SQL)."""
-    delta = stamp - datetime(1970, 1, 1, tzinfo=UTC)
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+def listing_by_status_time(column_type: str, storage: str) -> tuple[str, ...]:
+    """The migration that lists tasks by status time, then write order (``_cursor``): a
+    ``listed_us`` column generated from ``status_us`` (``column_type``, ``VIRTUAL`` or
+    ``STORED``: what the backend can add), and the listing indexes on it in place of those on
+    the write order alone."""
+    return (
+        f"ALTER TABLE a2a_tasks ADD COLUMN listed_us {column_type} NOT NULL GENERATED ALWAYS AS"
+        f" (coalesce(status_us, {NO_STATUS_TIME})) {storage}",
+        "DROP INDEX a2a_tasks_scope",
+        "DROP INDEX a2a_tasks_context",
+        "DROP INDEX a2a_tasks_scope_state",
+        "CREATE INDEX a2a_tasks_scope ON a2a_tasks (tenant, owner, listed_us, ord)",
+        "CREATE INDEX a2a_tasks_context ON a2a_tasks (tenant, owner, context_id, listed_us, ord)",
+        "CREATE INDEX a2a_tasks_scope_state ON a2a_tasks (tenant, owner, state, listed_us, ord)",
+    )
 
 
 def from_micros(micros: int) -> datetime:
@@ -587,13 +600,14 @@ class SqlTaskStore:
             params.append(to_micros(query.status_timestamp_after))
         page_where, page_params = where, list(params)
         if after is not None:
-            page_where += " AND ord < ?"
-            page_params.append(after)
+            page_where += " AND (listed_us, ord) < (?, ?)"
+            page_params += after
 
         def page(tx: Tx) -> tuple[int, Any]:
             (total,) = tx.run(f"SELECT count(*) FROM a2a_tasks WHERE {where}", params).fetchone()
             rows = tx.run(
-                f"SELECT ord, task FROM a2a_tasks WHERE {page_where} ORDER BY ord DESC LIMIT ?",
+                f"SELECT listed_us, ord, task FROM a2a_tasks WHERE {page_where}"
+                " ORDER BY listed_us DESC, ord DESC LIMIT ?",
                 [*page_params, query.page_size + 1],
             ).fetchall()
             return total, rows
@@ -607,9 +621,11 @@ class SqlTaskStore:
                     history_length=query.history_length,
                     include_artifacts=query.include_artifacts,
                 )
-                for _order, text in shown
+                for _listed, _order, text in shown
             ),
-            next_page_token=encode_cursor(shown[-1][0]) if len(rows) > len(shown) else "",
+            next_page_token=(
+                encode_cursor((shown[-1][0], shown[-1][1])) if len(rows) > len(shown) else ""
+            ),
             page_size=query.page_size,
             total_size=total,
         )

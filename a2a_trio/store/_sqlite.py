@@ -20,7 +20,7 @@ import trio
 
 from ..errors import StoreDamagedError
 from ._base import DEFAULT_RETENTION, Retention, StoreSchemaError
-from ._sql import Dialect, SqlTaskStore, Tx
+from ._sql import Dialect, SqlTaskStore, Tx, listing_by_status_time
 from ._sqlite_writer import GroupWriter, transaction
 
 type Synchronous = Literal["FULL", "NORMAL"]
@@ -71,6 +71,9 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         " WHEN OLD.ord > (SELECT n FROM a2a_order_mark)"
         " BEGIN UPDATE a2a_order_mark SET n = OLD.ord; END",
     ),
+    # 4: ListTasks lists by status time (A2A v1.0 §3.1.4), then write order, not by the latter
+    # alone.
+    listing_by_status_time("INTEGER", "VIRTUAL"),
 )
 """Schema migrations in order; ``PRAGMA user_version`` records how many were applied."""
 
@@ -90,10 +93,11 @@ DIALECT: Final = Dialect(
 
 
 def migrate(conn: sqlite3.Connection) -> int:
-    """Apply the migrations this database lacks; returns the schema version now in place."""
-
-    def apply(tx: Tx) -> int:
-        (version,) = tx.run("PRAGMA user_version").fetchone()
+    """Apply the migrations this database lacks; returns the schema version now in place.
+    With none to apply, the file is left as it was, byte for byte."""
+    conn.execute("BEGIN IMMEDIATE")
+    with conn:  # committed at the end, rolled back if it raises
+        (version,) = conn.execute("PRAGMA user_version").fetchone()
         if version > len(MIGRATIONS):
             raise StoreSchemaError(
                 f"the database schema is version {version}; this a2a_trio knows up to"
@@ -101,17 +105,18 @@ def migrate(conn: sqlite3.Connection) -> int:
             )
         for number, statements in enumerate(MIGRATIONS[version:], start=version + 1):
             for statement in statements:
-                tx.run(statement)
-            tx.run(f"PRAGMA user_version = {number}")
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {number}")
         if version == len(MIGRATIONS):
             # Nothing to migrate: write the version as it is all the same, so a file this
             # process may only read (its permissions, a read-only mount) is refused here
             # ("attempt to write a readonly database"), not at the first task's write as a
-            # store unavailable for now, which every write would then be.
-            tx.run(f"PRAGMA user_version = {version}")
-        return len(MIGRATIONS)
-
-    return transaction(conn, "BEGIN IMMEDIATE", apply)
+            # store unavailable for now, which every write would then be.  SQLite tells only
+            # at a write (BEGIN IMMEDIATE succeeds on such a file), and that write is rolled
+            # back: committed, it rewrote the first page's change counters at every start.
+            conn.execute(f"PRAGMA user_version = {version}")
+            conn.rollback()
+    return len(MIGRATIONS)
 
 
 WAL_ATTEMPTS = 100

@@ -11,7 +11,7 @@ this write".  Errors are the exception types the stores raise.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
 import attrs
 
@@ -33,7 +33,7 @@ class Row:
     scope: CallerScope
     task: m.Task
     version: int
-    order: int  # the listing order: raised by creates and updates, not by touches
+    order: int  # the write order: raised by creates and updates, not by touches
     tick: int  # the last write, touch or append: what a purge's cutoff compares
     key: str | None
     events: dict[int, m.StreamEvent] = attrs.Factory(dict)
@@ -43,11 +43,25 @@ class Row:
     timestamp), which the model does not know: comparisons leave it out."""
 
 
+type Listed = tuple[bool, int, int]
+"""Where a task lists, greatest first: whether it has a status time, that time in whole
+milliseconds (as the stores keep it), the order of its last create or update."""
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def listed(row: Row) -> Listed:
+    stamp = row.task.status.timestamp
+    if stamp is None:
+        return (False, 0, row.order)
+    return (True, (stamp - EPOCH) // timedelta(milliseconds=1), row.order)
+
+
 @attrs.frozen
 class Page:
     tasks: tuple[m.Task, ...]
     total: int
-    cursor: int | None  # the order the next page continues below; None: the last page
+    cursor: Listed | None  # where the next page continues below; None: the last page
 
 
 def has_nul(*keys: str) -> bool:
@@ -199,14 +213,15 @@ class ReferenceStore:
         rows = {task_id: self.row(scope, task_id) for task_id in task_ids}
         return {task_id: row.version for task_id, row in rows.items() if row is not None}
 
-    def list_tasks(self, scope: CallerScope, query: TaskQuery, after: int | None) -> Page:
+    def list_tasks(self, scope: CallerScope, query: TaskQuery, after: Listed | None) -> Page:
         if not 1 <= query.page_size <= 100 or (query.history_length or 0) < 0:
             raise InvalidParamsError("bad query")
         matches = sorted(
             (row for row in self.rows.values() if row.scope == scope and _matches(row, query)),
-            key=lambda row: -row.order,
+            key=listed,
+            reverse=True,
         )
-        below = [row for row in matches if after is None or row.order < after]
+        below = [row for row in matches if after is None or listed(row) < after]
         shown = below[: query.page_size]
         more = len(below) > len(shown)
         return Page(
@@ -214,7 +229,7 @@ class ReferenceStore:
                 trimmed(row.task, query.history_length, query.include_artifacts) for row in shown
             ),
             len(matches),
-            shown[-1].order if more else None,
+            listed(shown[-1]) if more else None,
         )
 
     def delete(self, scope: CallerScope, task_id: str) -> bool:

@@ -21,9 +21,8 @@ the stores acknowledged:
 - of several creates of one id exactly one succeeds; creates with one idempotency key make
   one task and all return it;
 - a listing paged while writes happen (by context, by state, or all) shows only tasks that
-  match, never one twice, and every matching task no write touched meanwhile, newest-written
-  first (one whose last write ended before another's began lists after it); so do listings
-  read after the run, of every task;
+  match, never one twice, and every matching task no write touched meanwhile, by status time,
+  newest first (as each page showed them); so do listings read after the run, of every task;
 - a purge never removes an unfinished task; push configs list oldest first (one set before
   another began lists before it), store-made ids are distinct;
 - every error is a documented type, raised only where the contract allows it.
@@ -430,9 +429,9 @@ class Run:
 
     async def page(self, rng: random.Random, store: TaskStore) -> None:
         """Page through one scope's listing, perhaps of one context or state, while the others
-        write: every task shown matches, none twice; every task created before that no write,
-        delete or purge may have touched meanwhile, and that matched, is shown; and those are
-        newest-written first."""
+        write: every task shown matches, none twice, by status time, newest first; every task
+        created before that no write, delete or purge may have touched meanwhile, and that
+        matched, is shown."""
         scope = rng.choice(SCOPES)
         context_id = rng.choice(("", *CONTEXTS))
         status = rng.choice(LISTED_STATES)
@@ -444,10 +443,10 @@ class Run:
         assert len(seen) == len(set(seen)), f"a listing repeated tasks: {seen}"
         for task in shown:
             assert listed_by(query, task), f"{query} listed {task.id} in {task.status.state}"
+        check_newest_first(shown)
         existing = list(self.tasks)
 
-        def nothing_skipped_and_newest_first() -> None:
-            quiet: dict[str, Write] = {}
+        def nothing_skipped() -> None:
             for task in existing:
                 if (
                     task.scope == scope
@@ -462,10 +461,8 @@ class Run:
                     )
                     if listed_by(query, last.task):
                         assert task.task_id in seen, f"{query} skipped {task.task_id}"
-                        quiet[task.task_id] = last
-            check_newest_first([(task_id, quiet[task_id]) for task_id in seen if task_id in quiet])
 
-        self.later.append(nothing_skipped_and_newest_first)
+        self.later.append(nothing_skipped)
 
     @staticmethod
     def written_within(task: Tracked, began: int, ended: int) -> bool:
@@ -605,19 +602,16 @@ def listed_by(query: TaskQuery, task: m.Task) -> bool:
     )
 
 
-def check_newest_first(listed: Sequence[tuple[str, Write]]) -> None:
-    """Tasks as a listing showed them, each with its last write then: none shown after one
-    whose last write had ended before its own began (the spec's newest-updated first)."""
-    oldest_end: tuple[int, str] | None = None
-    for task_id, write in listed:
-        if oldest_end is not None:
-            ended, before = oldest_end
-            assert write.began <= ended, (
-                f"{task_id}, last written at ticks {write.began}..{write.ended}, listed after"
-                f" {before}, last written by tick {ended}"
-            )
-        if oldest_end is None or write.ended < oldest_end[0]:
-            oldest_end = (write.ended, task_id)
+def check_newest_first(listed: Sequence[m.Task]) -> None:
+    """Tasks as a listing showed them (its pages one after the other): by status time, newest
+    first (A2A v1.0 §3.1.4).  A page token continues below the last task shown, so a task whose
+    status changed meanwhile moves in front of the listing, not into its rest."""
+    times = [task.status.timestamp for task in listed]
+    assert None not in times
+    for (before, earlier), (task, later) in itertools.pairwise(zip(listed, times, strict=True)):
+        assert earlier >= later, (  # type: ignore[operator]
+            f"{task.id}, at status time {later}, listed after {before.id}, at {earlier}"
+        )
 
 
 @attrs.frozen
@@ -697,8 +691,7 @@ async def check(store: TaskStore, run: Run, held: Snapshot) -> None:
             and listed_by(query, stored.task)
         }
         assert set(listed) == existing, f"{query} listed {listed}, not {existing}"
-        last = [max(every[task_id].writes, key=lambda write: write.version) for task_id in listed]
-        check_newest_first(list(zip(listed, last, strict=True)))
+        check_newest_first([stored.task for task_id in listed if (stored := held.tasks[task_id])])
 
 
 def check_events(task: Tracked, logged: tuple[tuple[int, str], ...]) -> None:

@@ -461,6 +461,31 @@ async def test_list_is_newest_updated_first_with_total_size(store: TaskStore) ->
     assert page.next_page_token
 
 
+async def test_list_is_by_status_time_then_last_write(store: TaskStore) -> None:
+    """A2A v1.0 §3.1.4: "sorted by their status timestamp time in descending order".  A write
+    that leaves the status alone (a message, an artifact) moves a task only among those whose
+    status time is its own; a status time in the past moves it back; a task without one lists
+    last.  Before, every create and update moved its task to the front."""
+    start = m.utcnow().replace(microsecond=0) - timedelta(minutes=3)
+
+    async def at(minutes: int | None) -> str:
+        stamp = None if minutes is None else start + timedelta(minutes=minutes)
+        task = attrs.evolve(a_task(), status=m.TaskStatus(S.SUBMITTED, timestamp=stamp))
+        return (await store.create_task(ANONYMOUS, task)).task.id
+
+    first, second = await at(1), await at(2)
+    said = TaskUpdate(
+        messages=(agent_says("more"),), artifacts=(ArtifactWrite(m.new_artifact([])),)
+    )
+    await store.update_task(ANONYMOUS, first, said)
+    assert await all_pages(store, TaskQuery(page_size=1)) == [second, first]
+    await store.update_task(ANONYMOUS, second, TaskUpdate(state=S.WORKING, timestamp=start))
+    untimed, tied = await at(None), await at(1)
+    assert await all_pages(store, TaskQuery(page_size=1)) == [tied, first, second, untimed]
+    await store.update_task(ANONYMOUS, first, said)  # written last of the two at minute 1
+    assert await all_pages(store, TaskQuery(page_size=2)) == [first, tied, second, untimed]
+
+
 async def test_list_filters_by_context_status_and_timestamp(store: TaskStore) -> None:
     in_ctx = await create_many(store, 3, context_id="ctx")
     await create_many(store, 2, context_id="other")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import uuid
 from contextlib import closing
+from datetime import timedelta
 from pathlib import Path
 
 import attrs
@@ -150,15 +151,25 @@ def _mark_schema_newer(backend: Backend, path: str) -> None:
 def _back_to_version_1(backend: Backend, path: str) -> None:
     """Undo the later migrations by hand: the database a release with only migration 1 left
     behind."""
+    listed_by_order = (
+        "DROP INDEX a2a_tasks_scope",
+        "DROP INDEX a2a_tasks_context",
+        "DROP INDEX a2a_tasks_scope_state",
+        "ALTER TABLE a2a_tasks DROP COLUMN listed_us",
+        "CREATE INDEX a2a_tasks_scope ON a2a_tasks (tenant, owner, ord)",
+        "CREATE INDEX a2a_tasks_context ON a2a_tasks (tenant, owner, context_id, ord)",
+    )
     if backend.name == "sqlite":
         with closing(sqlite3.connect(path)) as conn:
+            for statement in listed_by_order:
+                conn.execute(statement)
             conn.execute("DROP TRIGGER a2a_tasks_order_mark")
             conn.execute("DROP TABLE a2a_order_mark")
-            conn.execute("DROP INDEX a2a_tasks_scope_state")
             conn.execute("PRAGMA user_version = 1")
     else:
         with psycopg.connect(backend.url, autocommit=True) as conn:
-            conn.execute("DROP INDEX a2a_tasks_scope_state")
+            for statement in listed_by_order:
+                conn.execute(statement)
             conn.execute("UPDATE a2a_schema_version SET version = 1")
 
 
@@ -179,17 +190,23 @@ def _schema_state(backend: Backend, path: str) -> tuple[int, bool]:
 
 
 async def test_an_older_database_is_migrated_when_opened(sql_backend: Backend) -> None:
-    assert (len(SQLITE_MIGRATIONS), len(PG_MIGRATIONS)) == (3, 2)
+    assert (len(SQLITE_MIGRATIONS), len(PG_MIGRATIONS)) == (4, 3)
     latest = len(SQLITE_MIGRATIONS if sql_backend.name == "sqlite" else PG_MIGRATIONS)
     path = sql_backend.url.removeprefix("sqlite:///")
+    an_hour_ago = m.utcnow() - timedelta(hours=1)
+    older = attrs.evolve(a_task(), status=m.TaskStatus(S.SUBMITTED, timestamp=an_hour_ago))
     async with open_store(sql_backend.url) as store:
+        await store.create_task(ANONYMOUS, older)
         task = (await store.create_task(ANONYMOUS, a_task())).task
         await store.update_task(ANONYMOUS, task.id, TaskUpdate(state=S.WORKING))
+        await store.update_task(ANONYMOUS, older.id, TaskUpdate(messages=(agent_says("more"),)))
     await trio.to_thread.run_sync(_back_to_version_1, sql_backend, path)
     assert await trio.to_thread.run_sync(_schema_state, sql_backend, path) == (1, False)
     async with open_store(sql_backend.url) as store:
         working = await store.list_tasks(ANONYMOUS, TaskQuery(status=S.WORKING))
         assert [found.id for found in working.tasks] == [task.id]
+        # the tasks stored before list by status time: the message moved nothing
+        assert await all_pages(store, TaskQuery(page_size=1)) == [task.id, older.id]
     assert await trio.to_thread.run_sync(_schema_state, sql_backend, path) == (latest, True)
 
 
@@ -204,6 +221,20 @@ async def test_a_newer_rollback_journal_file_is_refused_byte_for_byte(tmp_path: 
     with pytest.raises(StoreSchemaError, match="version 99"):
         async with open_store(f"sqlite:///{path}"):
             pass
+    assert path.read_bytes() == before
+
+
+async def test_opening_a_current_sqlite_file_leaves_it_byte_for_byte(tmp_path: Path) -> None:
+    """With nothing to migrate, the schema check's write (which finds a file this process may
+    only read) is rolled back: before, it was committed, and every start rewrote the first
+    page's change counters (its bytes 24-27 and 92-95)."""
+    path = tmp_path / "tasks.db"
+    async with open_store(f"sqlite:///{path}") as store:
+        task = (await store.create_task(ANONYMOUS, a_task())).task
+    before = path.read_bytes()
+    for _ in range(2):
+        async with open_store(f"sqlite:///{path}") as store:
+            assert await store.load_task(ANONYMOUS, task.id) is not None
     assert path.read_bytes() == before
 
 

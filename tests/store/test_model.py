@@ -64,7 +64,7 @@ from .model_strategies import (
     updates,
     versions,
 )
-from .reference_model import ReferenceStore, Row, trimmed
+from .reference_model import Listed, ReferenceStore, Row, trimmed
 from .store_session import BACKENDS, Outcome, Stores, outcome_of
 from .test_isolation import scribble
 
@@ -92,7 +92,7 @@ class Listing:
 
     scope: CallerScope
     query: TaskQuery
-    cursor: int
+    cursor: Listed
     tokens: dict[str, str]
 
 
@@ -300,7 +300,7 @@ class StoreMachine(RuleBasedStateMachine):
         tasks = [task_json(task, self.model.rows.get(task.id)) for task in page.tasks]
         return tasks, page.total_size, page.page_size, bool(page.next_page_token)
 
-    def list_and_compare(self, scope: CallerScope, query: TaskQuery, after: int | None) -> None:
+    def list_and_compare(self, scope: CallerScope, query: TaskQuery, after: Listed | None) -> None:
         tokens = {} if self.listing is None or after is None else self.listing.tokens
         outcomes = self.stores.each(
             lambda name, store: store.list_tasks(

@@ -28,6 +28,7 @@ from a2a_trio.store import (
     Retention,
     TaskStore,
     TaskUpdate,
+    open_sqlite_store,
     open_store,
 )
 from a2a_trio.store._open import _purge_forever
@@ -258,12 +259,13 @@ async def test_a_write_refused_by_an_outage_is_not_the_skills_failure(
     assert "readonly database" in line  # the cause, for the operator
 
 
-async def damaged_store(path: Path) -> str:
-    """A SQLite store at ``path`` holding a finished task, closed, then damaged past its first
-    page (its tasks table's root page overwritten); returns the task's id."""
+async def damaged_store(path: Path, state: m.TaskState = m.TaskState.COMPLETED) -> str:
+    """A SQLite store at ``path`` holding a task in ``state`` (finished by default), closed,
+    then damaged past its first page (its tasks table's root page overwritten); returns the
+    task's id."""
     async with open_store(f"sqlite:///{path}") as store:
         task = (await store.create_task(ANONYMOUS, m.new_task(m.text_message("kept")))).task
-        await store.update_task(ANONYMOUS, task.id, TaskUpdate(state=m.TaskState.COMPLETED))
+        await store.update_task(ANONYMOUS, task.id, TaskUpdate(state=state))
     with closing(sqlite3.connect(path)) as conn:
         (page_size,) = conn.execute("PRAGMA page_size").fetchone()
         (root,) = conn.execute(
@@ -280,10 +282,12 @@ async def test_a_damaged_sqlite_file_is_said_in_one_line_and_written_no_more(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A file damaged past its first page starts (only a read of every page would find it).
-    Each request meeting the damage is an internal error saying so, with no path, and one
-    error line in the log saying which file and what to do; from then on nothing is written
-    to the file.  Before: "The server failed on this request; its log says why" and a
-    traceback of ``sqlite3.DatabaseError``."""
+    Each request meeting the damage is an internal error saying so, with no path, and the log
+    has one error line saying which file and what to do, however many requests met it (the
+    next would come a minute later, with their number: a server under load flooded its log
+    with one line per request); from then on nothing is written to the file.  Before that:
+    "The server failed on this request; its log says why" and a traceback of
+    ``sqlite3.DatabaseError``."""
     path = tmp_path / "tasks.db"
     task_id = await damaged_store(path)
     damaged = path.read_bytes()
@@ -292,11 +296,13 @@ async def test_a_damaged_sqlite_file_is_said_in_one_line_and_written_no_more(
         url = await nursery.start(partial(serve, agent, port=0, store=f"sqlite:///{path}"))
         async with httpx.AsyncClient(base_url=url, headers={"A2A-Version": "1.0"}) as http:
             message = {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
-            answers = [
-                await http.get(f"/tasks/{task_id}"),
-                await http.post("/message:send", json={"message": message}),
-                await http.get("/tasks"),
-            ]
+            answers = []
+            for _ in range(10):
+                answers += [
+                    await http.get(f"/tasks/{task_id}"),
+                    await http.post("/message:send", json={"message": message}),
+                    await http.get("/tasks"),
+                ]
         nursery.cancel_scope.cancel()
     for answer in answers:
         assert answer.status_code == 500
@@ -307,14 +313,13 @@ async def test_a_damaged_sqlite_file_is_said_in_one_line_and_written_no_more(
     logged = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert [(r.name, r.levelname, r.exc_info) for r in logged] == [
         ("a2a_trio.server", "ERROR", None)
-    ] * 3
+    ]
     assert logged[0].getMessage() == (
         f"request failed: the SQLite store's file {path} is damaged (database disk image is"
         " malformed): stop the server, then restore the file from a backup or name a new"
         " file; the server writes nothing more to it"
     )
-    # all as it was but the header's change counters, which the start-up's schema check bumps
-    assert path.read_bytes()[100:] == damaged[100:]
+    assert path.read_bytes() == damaged
 
 
 async def test_once_the_damage_is_found_no_write_reaches_the_file(tmp_path: Path) -> None:
@@ -329,3 +334,81 @@ async def test_once_the_damage_is_found_no_write_reaches_the_file(tmp_path: Path
         with pytest.raises(StoreDamagedError, match="the server writes nothing more to it"):
             await store._driver.write(ran.append)  # type: ignore[attr-defined]
     assert ran == []
+
+
+async def test_the_purge_loop_on_a_damaged_file_warns_once_a_minute_with_the_count(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, autojump_clock: object
+) -> None:
+    """Every tick's purge is refused on a damaged file: the first refusal is logged in full,
+    then one line a minute says how many were left out (before: a warning every tick, here
+    every second).  Virtual time: the writes are refused before they reach a thread."""
+    path = tmp_path / "tasks.db"
+    task_id = await damaged_store(path)
+    retention = Retention(terminal_ttl=timedelta(0), purge_interval=timedelta(seconds=1))
+    caplog.set_level(logging.INFO, logger="a2a_trio")
+    async with open_sqlite_store(str(path), retention=retention) as store:
+        with pytest.raises(StoreDamagedError):
+            await store.load_task(ANONYMOUS, task_id)  # found: writes are refused from now on
+        with trio.move_on_after(150):  # purges at 0, 1, ..., 149 s
+            await _purge_forever(store, retention)
+    damage = (
+        f"retention purge skipped, retried in 1 s: the SQLite store's file {path} is damaged"
+        " (database disk image is malformed): stop the server, then restore the file from a"
+        " backup or name a new file; the server writes nothing more to it"
+    )
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("WARNING", damage),
+        ("WARNING", f"{damage} [59 more like it in the last 60 s not logged]"),
+        ("WARNING", f"{damage} [59 more like it in the last 60 s not logged]"),
+    ]
+
+
+async def test_recovery_meeting_a_damaged_file_says_so_and_what_to_do(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A task a crash left WORKING sits on a damaged page: the start-up recovery logs one
+    error naming the damage and what to do (and does not try again: no try can mend it).
+    Before: "recovery postponed, the task store is unavailable", retried every 5 s."""
+    path = tmp_path / "tasks.db"
+    await damaged_store(path, m.TaskState.WORKING)
+    caplog.set_level(logging.INFO, logger="a2a_trio")
+    async with trio.open_nursery() as nursery:
+        await nursery.start(partial(serve, agent, port=0, store=f"sqlite:///{path}"))
+        nursery.cancel_scope.cancel()
+    logged = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert [(r.name, r.levelname, r.getMessage()) for r in logged] == [
+        (
+            "a2a_trio.runtime",
+            "ERROR",
+            f"recovery stopped, the task store is damaged: the SQLite store's file {path} is"
+            " damaged (database disk image is malformed): stop the server, then restore the"
+            " file from a backup or name a new file; the server writes nothing more to it",
+        )
+    ]
+
+
+class Unlisted(MemoryTaskStore):
+    """The memory store, unable to list the unfinished tasks as an unreachable database is."""
+
+    async def list_unfinished(self) -> NoReturn:
+        raise StoreUnavailableError("the PostgreSQL store is unavailable: connection refused")
+
+
+async def test_recovery_retrying_an_unavailable_store_warns_once_a_minute(
+    caplog: pytest.LogCaptureFixture, autojump_clock: object
+) -> None:
+    """The recovery at start tries again every 5 s while the store is unavailable: one
+    warning, then one a minute with the count (before: one every 5 s)."""
+    caplog.set_level(logging.INFO, logger="a2a_trio")
+    runtime = TaskRuntime(agent, Unlisted())
+    with trio.move_on_after(150):  # tries at 0, 5, ..., 145 s
+        await runtime.run()
+    postponed = (
+        "recovery postponed, the task store is unavailable: the PostgreSQL store is"
+        " unavailable: connection refused"
+    )
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("WARNING", postponed),
+        ("WARNING", f"{postponed} [11 more like it in the last 60 s not logged]"),
+        ("WARNING", f"{postponed} [11 more like it in the last 60 s not logged]"),
+    ]
