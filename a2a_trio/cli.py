@@ -23,6 +23,7 @@ from rich.live import Live
 
 from . import model as m
 from ._cli import INTERRUPTED
+from ._cli._help import PlainHelp
 from ._cli._running import (
     TASK_DID_NOT_COMPLETE,
     RuntimeProblem,
@@ -55,6 +56,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help as click writes it: see PlainHelp
 )
 
 # --- options shared by the client commands ------------------------------------------------
@@ -82,11 +84,16 @@ def _agent_url(value: str) -> str:
 Url = Annotated[
     str, typer.Argument(callback=_agent_url, help="The agent's base URL (or its card URL).")
 ]
-TaskId = Annotated[str, typer.Argument(help="The task id.")]
+TaskId = Annotated[str, typer.Argument(metavar="TASK_ID", help="The task id.")]
 Json = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
 Headers = Annotated[
     list[str] | None,
-    typer.Option("--header", "-H", help="Extra header 'Name: value' (repeatable)."),
+    typer.Option(
+        "--header",
+        "-H",
+        metavar="'NAME: VALUE'",
+        help="Extra header, e.g. 'X-Api-Key: k1' (repeatable).",
+    ),
 ]
 Token = Annotated[
     str | None,
@@ -96,6 +103,7 @@ Trust = Annotated[
     list[str] | None,
     typer.Option(
         "--trust-origin",
+        metavar="ORIGIN",
         help="Another origin (https://host:port) the card may send you to with your credentials"
         " (repeatable).",
     ),
@@ -121,6 +129,7 @@ Timeout = Annotated[
     float | None,
     typer.Option(
         "--timeout",
+        metavar="SECONDS",
         callback=_positive_seconds,
         help="Give up after this many seconds without an answer (default: 10 to connect,"
         " 30 for the card, 300 for an answer; a stream waits for events as long as it"
@@ -173,7 +182,10 @@ Accept = Annotated[
     ),
 ]
 Skill = Annotated[
-    str, typer.Option(help="Address this skill (sets metadata.skillId, as a2a_trio routes).")
+    str,
+    typer.Option(
+        metavar="ID", help="Address this skill (sets metadata.skillId, as a2a_trio routes)."
+    ),
 ]
 
 
@@ -190,6 +202,7 @@ Binding = Annotated[
     list[str] | None,
     typer.Option(
         "--binding",
+        metavar="JSONRPC|HTTP+JSON",
         callback=_bindings,
         help="Preferred binding: JSONRPC or HTTP+JSON (repeatable).",
     ),
@@ -366,7 +379,7 @@ def _root(
     """Serve A2A agents on trio, or talk to any A2A agent."""
 
 
-@app.command()
+@app.command(cls=PlainHelp)
 def card(
     url: Url,
     json: Json = False,
@@ -394,12 +407,12 @@ def card(
     run_command(main, credentials=bool(auth or extra))
 
 
-@app.command()
+@app.command(cls=PlainHelp)
 def send(
     url: Url,
     text: Annotated[str, typer.Argument(help="The message text.")],
-    context_id: Annotated[str, typer.Option(help="Continue this context.")] = "",
-    task_id: Annotated[str, typer.Option(help="Continue this task.")] = "",
+    context_id: Annotated[str, typer.Option(metavar="ID", help="Continue this context.")] = "",
+    task_id: Annotated[str, typer.Option(metavar="ID", help="Continue this task.")] = "",
     skill: Skill = "",
     no_wait: Annotated[
         bool, typer.Option("--no-wait", help="Return as soon as the task exists.")
@@ -424,12 +437,12 @@ def send(
     _client_call(url, header, token, binding, trust_origin, timeout, body)
 
 
-@app.command()
+@app.command(cls=PlainHelp)
 def stream(
     url: Url,
     text: Annotated[str, typer.Argument(help="The message text.")],
-    context_id: Annotated[str, typer.Option(help="Continue this context.")] = "",
-    task_id: Annotated[str, typer.Option(help="Continue this task.")] = "",
+    context_id: Annotated[str, typer.Option(metavar="ID", help="Continue this context.")] = "",
+    task_id: Annotated[str, typer.Option(metavar="ID", help="Continue this task.")] = "",
     skill: Skill = "",
     accept: Accept = None,
     json: Json = False,
@@ -449,7 +462,7 @@ def stream(
     _client_call(url, header, token, binding, trust_origin, timeout, body)
 
 
-@app.command()
+@app.command(cls=PlainHelp)
 def subscribe(
     url: Url,
     task: TaskId,
@@ -469,12 +482,12 @@ def subscribe(
     _client_call(url, header, token, binding, trust_origin, timeout, body)
 
 
-@app.command()
+@app.command(cls=PlainHelp)
 def get(
     url: Url,
     task: TaskId,
     history: Annotated[
-        int | None, typer.Option(min=0, help="At most this many history messages.")
+        int | None, typer.Option(min=0, metavar="N", help="At most this many history messages.")
     ] = None,
     json: Json = False,
     header: Headers = None,
@@ -491,15 +504,19 @@ def get(
     _client_call(url, header, token, binding, trust_origin, timeout, body)
 
 
-@app.command("list")
+@app.command("list", cls=PlainHelp)
 def list_(
     url: Url,
-    context_id: Annotated[str, typer.Option(help="Only tasks of this context.")] = "",
+    context_id: Annotated[str, typer.Option(metavar="ID", help="Only tasks of this context.")] = "",
     state: Annotated[
         str, typer.Option(help="Only tasks in this state (e.g. working, completed).")
     ] = "",
-    page_size: Annotated[int | None, typer.Option(min=1, help="Tasks per page.")] = None,
-    page_token: Annotated[str, typer.Option(help="Continue from this page token.")] = "",
+    page_size: Annotated[
+        int | None, typer.Option(min=1, metavar="N", help="Tasks per page.")
+    ] = None,
+    page_token: Annotated[
+        str, typer.Option(metavar="TOKEN", help="Continue from this page token.")
+    ] = "",
     all_pages: Annotated[bool, typer.Option("--all", help="Follow every page.")] = False,
     json: Json = False,
     header: Headers = None,
@@ -542,7 +559,7 @@ def list_(
     _client_call(url, header, token, binding, trust_origin, timeout, body)
 
 
-@app.command()
+@app.command(cls=PlainHelp)
 def cancel(
     url: Url,
     task: TaskId,
@@ -561,42 +578,53 @@ def cancel(
     _client_call(url, header, token, binding, trust_origin, timeout, body)
 
 
-@app.command()
+@app.command(cls=PlainHelp)
 def serve(
-    agent: Annotated[str, typer.Argument(help="The agent to serve, as 'module:attribute'.")],
+    agent: Annotated[str, typer.Argument(metavar="MODULE:ATTRIBUTE", help="The agent to serve.")],
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     port: Annotated[
         int, typer.Option(min=0, max=MAX_PORT, help="Port to bind (0 picks a free one).")
     ] = 8000,
     store: Annotated[
-        str, typer.Option(help="Task store URL: sqlite:///path, postgresql://..., or memory.")
+        str,
+        typer.Option(
+            metavar="URL", help="Task store URL: sqlite:///path, postgresql://..., or memory."
+        ),
     ] = DEFAULT_STORE,
     public_url: Annotated[
-        str | None, typer.Option(help="Base URL the agent card advertises.")
+        str | None, typer.Option(metavar="URL", help="Base URL the agent card advertises.")
     ] = None,
     keepalive: Annotated[
-        float, typer.Option(help="Seconds of stream silence before a keepalive comment.")
+        float,
+        typer.Option(
+            metavar="SECONDS", help="Seconds of stream silence before a keepalive comment."
+        ),
     ] = 15.0,
-    log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "info",
+    log_level: Annotated[
+        str, typer.Option(metavar="LEVEL", help="debug, info, warning or error.")
+    ] = "info",
     recovery_lease: Annotated[
         float | None,
         typer.Option(
+            metavar="SECONDS",
             help="With several replicas on one store: seconds after which a task no replica"
-            " has written counts as left by a crashed one."
+            " has written counts as left by a crashed one.",
         ),
     ] = None,
     follow_interval: Annotated[
         float | None,
         typer.Option(
+            metavar="SECONDS",
             help="Seconds between the looks at the store for a task that runs on another"
-            " replica and has streams here (default 0.5)."
+            " replica and has streams here (default 0.5).",
         ),
     ] = None,
     shutdown_grace: Annotated[
         float,
         typer.Option(
+            metavar="SECONDS",
             help="Seconds running tasks get to finish after SIGINT/SIGTERM before they are"
-            " recorded as failed (0: at once)."
+            " recorded as failed (0: at once).",
         ),
     ] = 10.0,
 ) -> None:

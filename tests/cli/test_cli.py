@@ -43,7 +43,7 @@ from open_files import (
 from prerequisites import missing_prerequisite
 
 from a2a_trio import model as m
-from a2a_trio.cli import main
+from a2a_trio.cli import app, main
 from a2a_trio.store import ANONYMOUS, open_store
 from a2a_trio.wire import V1
 
@@ -101,6 +101,29 @@ def test_version_and_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     for command in ("card", "send", "stream", "get", "list", "cancel", "subscribe", "serve"):
         assert command in out
+
+
+COMMANDS = [c.name or getattr(c.callback, "__name__", "") for c in app.registered_commands]
+
+
+@pytest.mark.parametrize("command", ["", *COMMANDS])
+def test_help_names_values_by_what_they_mean_not_their_type(command: str) -> None:
+    """Every argument and option is shown by a plain metavar (``URL``, ``SECONDS``), a flag by
+    its name alone.  Before, typer printed Python types: ``{url}`` in the usage line,
+    ``--timeout <float>``, ``--header -H <list[str]>``, even ``--json <bool>``."""
+    result = run(*[command] if command else [], "--help")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert re.findall(r"<[^>\s]*>|\{[^}\s]*\}", out) == []
+    metavars = re.findall(r"^ +(?:-\w, )?--[\w-]+ (\S.*?)(?:  |$)", out, re.MULTILINE)
+    assert [m for m in metavars if m != m.upper()] == []  # no type, nor a name in lowercase
+    flags = re.findall(r"^ +(--(?:json|no-wait|all|version|help))(.*)$", out, re.MULTILINE)
+    assert flags, out
+    assert [(flag, rest) for flag, rest in flags if not rest.startswith("  ")] == []
+    if command in ("send", "stream"):
+        assert f"Usage: a2a-trio {command} [OPTIONS] URL TEXT\n" in out
+        assert "  --timeout SECONDS  " in out
+        assert "  -H, --header 'NAME: VALUE'  " in out
 
 
 def test_card(sdk_agent: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -209,7 +232,7 @@ def test_runtime_errors_exit_2(
 @pytest.mark.parametrize(
     ("args", "text"),
     [
-        (["send"], "Missing argument 'url'"),
+        (["send"], "Missing argument 'URL'"),
         (["send", "http://x", "hi", "--bogus"], "No such option: --bogus (see 'a2a-trio send"),
         (  # a message text starting with '-' reads as an option: say how to send it
             ["stream", "http://x", "-5 degrees"],
@@ -280,7 +303,7 @@ def test_usage_errors_exit_1(
 
 
 def test_usage_error_in_a_real_process() -> None:
-    assert_one_line_error(run("get"), 1, "Missing argument 'url'")
+    assert_one_line_error(run("get"), 1, "Missing argument 'URL'")
     # out of range for a socket: refused before anything binds, not an OverflowError traceback
     assert_one_line_error(
         run("serve", "a2a_trio.demo:agent", "--port", "99999"), 1, "Invalid value for '--port'"
