@@ -504,12 +504,26 @@ def get(
     _client_call(url, header, token, binding, trust_origin, timeout, body)
 
 
+def _state_name(value: str) -> str:
+    """``--state``: a task state named as the docs name it (``input-required``), in capitals,
+    or as on the wire (``TASK_STATE_WORKING``); its member name, refused in the words the
+    server refuses an unknown state in."""
+    name = value.upper().replace("-", "_").removeprefix("TASK_STATE_")
+    if value and name not in m.TaskState.__members__:
+        states = ", ".join(s.name.lower().replace("_", "-") for s in m.TaskState if s.value)
+        raise typer.BadParameter(f"unknown task state {value!r} (one of {states})")
+    return name
+
+
 @app.command("list", cls=PlainHelp)
 def list_(
     url: Url,
     context_id: Annotated[str, typer.Option(metavar="ID", help="Only tasks of this context.")] = "",
     state: Annotated[
-        str, typer.Option(help="Only tasks in this state (e.g. working, completed).")
+        str,
+        typer.Option(
+            callback=_state_name, help="Only tasks in this state (e.g. working, completed)."
+        ),
     ] = "",
     page_size: Annotated[
         int | None, typer.Option(min=1, metavar="N", help="Tasks per page.")
@@ -526,13 +540,7 @@ def list_(
     timeout: Timeout = None,
 ) -> None:
     """List tasks (one page, or all of them with --all)."""
-    status = m.TaskState.UNSPECIFIED
-    if state:
-        name = state.upper().replace("-", "_").removeprefix("TASK_STATE_")
-        if name not in m.TaskState.__members__:
-            choices = ", ".join(s.name.lower().replace("_", "-") for s in m.TaskState if s.value)
-            raise UsageProblem(f"--state {state!r} is not a task state ({choices})")
-        status = m.TaskState[name]
+    status = m.TaskState[state] if state else m.TaskState.UNSPECIFIED
 
     async def body(client: Client) -> None:
         if all_pages:

@@ -242,10 +242,11 @@ def test_runtime_errors_exit_2(
         (["card", "http://x", "-j"], "No such option: -j (see 'a2a-trio card --help')"),
         (["frobnicate"], "No such command"),
         (["send", "http://x", "hi", "--header", "no-colon"], "must look like 'Name: value'"),
-        (  # named as docs/cli.md names them, and as --state takes them
+        (  # named as docs/cli.md names them, and as --state takes them; in the words of the
+            # server's refusal ("is not a task state", before)
             ["list", "http://x", "--state", "sleepy"],
-            "--state 'sleepy' is not a task state (submitted, working, completed, failed,"
-            " canceled, input-required, rejected, auth-required)",
+            "Invalid value for '--state': unknown task state 'sleepy' (one of submitted, working,"
+            " completed, failed, canceled, input-required, rejected, auth-required) (see",
         ),
         (["serve", "no_such_module_here:agent"], "cannot import 'no_such_module_here'"),
         (["serve", "a2a_trio.demo"], "names no attribute: give the module and the Agent's name"),
