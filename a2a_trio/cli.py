@@ -24,6 +24,7 @@ from rich.live import Live
 from . import model as m
 from ._cli import INTERRUPTED
 from ._cli._help import PlainHelp
+from ._cli._input import message_text
 from ._cli._running import (
     TASK_DID_NOT_COMPLETE,
     RuntimeProblem,
@@ -83,6 +84,14 @@ def _agent_url(value: str) -> str:
 
 Url = Annotated[
     str, typer.Argument(callback=_agent_url, help="The agent's base URL (or its card URL).")
+]
+Text = Annotated[
+    str | None,
+    typer.Argument(help="The message text (- reads it from stdin).", show_default=False),
+]
+TextFile = Annotated[
+    str | None,
+    typer.Option(metavar="PATH", help="Read the message text from this file (UTF-8)."),
 ]
 TaskId = Annotated[str, typer.Argument(metavar="TASK_ID", help="The task id.")]
 Json = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
@@ -410,7 +419,8 @@ def card(
 @app.command(cls=PlainHelp)
 def send(
     url: Url,
-    text: Annotated[str, typer.Argument(help="The message text.")],
+    text: Text = None,
+    text_file: TextFile = None,
     context_id: Annotated[str, typer.Option(metavar="ID", help="Continue this context.")] = "",
     task_id: Annotated[str, typer.Option(metavar="ID", help="Continue this task.")] = "",
     skill: Skill = "",
@@ -426,9 +436,10 @@ def send(
     timeout: Timeout = None,
 ) -> None:
     """Send a message and print the answer (waits for the task to finish)."""
+    content = message_text(text, text_file)
 
     async def body(client: Client) -> m.TaskState | None:
-        message = _message(text, context_id, task_id, skill)
+        message = _message(content, context_id, task_id, skill)
         answer = await client.send(
             message, return_immediately=no_wait, accepted_output_modes=accept or ()
         )
@@ -440,7 +451,8 @@ def send(
 @app.command(cls=PlainHelp)
 def stream(
     url: Url,
-    text: Annotated[str, typer.Argument(help="The message text.")],
+    text: Text = None,
+    text_file: TextFile = None,
     context_id: Annotated[str, typer.Option(metavar="ID", help="Continue this context.")] = "",
     task_id: Annotated[str, typer.Option(metavar="ID", help="Continue this task.")] = "",
     skill: Skill = "",
@@ -453,9 +465,10 @@ def stream(
     timeout: Timeout = None,
 ) -> None:
     """Send a message and show status, progress and artifacts live as they arrive."""
+    content = message_text(text, text_file)
 
     async def body(client: Client) -> m.TaskState | None:
-        message = _message(text, context_id, task_id, skill)
+        message = _message(content, context_id, task_id, skill)
         events = client.stream(message, accepted_output_modes=accept or ())
         return await _follow(events, json=json, url=url)
 

@@ -27,9 +27,13 @@ class PlainHelp(TyperCommand):
                 param.metavar = (param.name or "value").upper()
 
     def collect_usage_pieces(self, ctx: _click.Context) -> list[str]:
-        """``[OPTIONS] URL TEXT``: the arguments by their metavars."""
-        arguments = [p.metavar or "" for p in self.get_params(ctx) if isinstance(p, TyperArgument)]
-        return [self.options_metavar or "", *arguments]
+        """``[OPTIONS] URL [TEXT]``: the arguments by their metavars, an optional one in
+        brackets."""
+        arguments = [p for p in self.get_params(ctx) if isinstance(p, TyperArgument)]
+        return [
+            self.options_metavar or "",
+            *(str(p.metavar) if p.required else f"[{p.metavar}]" for p in arguments),
+        ]
 
     def format_options(self, ctx: _click.Context, formatter: _click.HelpFormatter) -> None:
         """The arguments by their metavars, then the options as click writes them (each with

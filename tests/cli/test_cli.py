@@ -8,6 +8,7 @@ Usage errors are also checked in-process through ``main()`` (fast, same code pat
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import re
@@ -121,7 +122,8 @@ def test_help_names_values_by_what_they_mean_not_their_type(command: str) -> Non
     assert flags, out
     assert [(flag, rest) for flag, rest in flags if not rest.startswith("  ")] == []
     if command in ("send", "stream"):
-        assert f"Usage: a2a-trio {command} [OPTIONS] URL TEXT\n" in out
+        assert f"Usage: a2a-trio {command} [OPTIONS] URL [TEXT]\n" in out
+        assert "  --text-file PATH  " in out
         assert "  --timeout SECONDS  " in out
         assert "  -H, --header 'NAME: VALUE'  " in out
 
@@ -1083,3 +1085,123 @@ def test_the_client_commands_start_without_the_server() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
     )
     assert result.stdout.splitlines() == ["[]", "False", "a2a_trio.server._serve True"]
+
+
+MESSAGE = "two lines,\nand not only ASCII: héllo ✓\n"
+
+
+def echoed(result: subprocess.CompletedProcess[str]) -> list[str]:
+    """The texts of the task the demo agent's echo skill answered ``send --json`` with: its
+    artifact's (the text it received), and the message's in its history."""
+    assert result.returncode == 0, result.stderr
+    task = json.loads(result.stdout)["task"]
+    return [task["artifacts"][0]["parts"][0]["text"], task["history"][0]["parts"][0]["text"]]
+
+
+def test_the_message_comes_from_stdin_or_a_file(
+    served_demo: tuple[subprocess.Popen[str], str], tmp_path: Path
+) -> None:
+    """``TEXT`` of ``-`` reads the message from stdin, ``--text-file PATH`` from a file, for
+    ``send`` and ``stream``: sent whole and as it is (line breaks, UTF-8), a byte-order mark
+    left out.  Before, the message could only be a command-line argument."""
+    _, url = served_demo
+    saved = tmp_path / "message.txt"
+    saved.write_text(MESSAGE, encoding="utf-8")
+    with_bom = tmp_path / "windows.txt"
+    with_bom.write_bytes(b"\xef\xbb\xbf" + MESSAGE.encode())
+
+    def sent(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [SCRIPT, *args, "--json"],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=ENV,
+            check=False,
+        )
+
+    assert echoed(sent("send", url, "-", stdin=MESSAGE)) == [MESSAGE, MESSAGE]
+    assert echoed(sent("send", url, "--text-file", "-", stdin=MESSAGE)) == [MESSAGE, MESSAGE]
+    assert echoed(sent("send", url, "--text-file", str(saved))) == [MESSAGE, MESSAGE]
+    assert echoed(sent("send", url, "--text-file", str(with_bom))) == [MESSAGE, MESSAGE]
+    streamed = sent("stream", url, "-", stdin=MESSAGE)
+    assert streamed.returncode == 0, streamed.stderr
+    task_id = json.loads(streamed.stdout.splitlines()[0])["task"]["id"]
+    assert json.loads(streamed.stdout.splitlines()[-1])["statusUpdate"]["status"]["state"] == (
+        "TASK_STATE_COMPLETED"
+    )
+    task = ok_json("get", url, task_id)["task"]
+    assert task["history"][0]["parts"][0]["text"] == MESSAGE
+    streamed = sent("stream", url, "--text-file", str(saved))
+    assert streamed.returncode == 0, streamed.stderr
+    task_id = json.loads(streamed.stdout.splitlines()[0])["task"]["id"]
+    assert ok_json("get", url, task_id)["task"]["artifacts"][0]["parts"][0]["text"] == MESSAGE
+
+
+@pytest.mark.parametrize("command", ["send", "stream"])
+@pytest.mark.parametrize(
+    ("args", "stdin", "text"),
+    [
+        (["--text-file", "{tmp}/nowhere.txt"], None, "--text-file '{tmp}/nowhere.txt': No such"),
+        (["--text-file", "{tmp}"], None, "--text-file '{tmp}': Is a directory"),
+        (
+            ["--text-file", "{tmp}/latin1.txt"],
+            None,
+            "--text-file '{tmp}/latin1.txt' is not UTF-8 text (byte 0xe9 on line 2): save it as",
+        ),
+        (["-"], b"first\ncaf\xe9\n", "stdin is not UTF-8 text (byte 0xe9 on line 2)"),
+        (
+            ["hi", "--text-file", "{tmp}/latin1.txt"],
+            None,
+            "give the message as TEXT or with --text-file, not",
+        ),
+        ([], None, "Missing argument 'TEXT': give the message, - to read it from stdin, or --text"),
+    ],
+)
+def test_a_message_that_cannot_be_read_is_a_usage_error(
+    command: str,
+    args: list[str],
+    stdin: bytes | None,
+    text: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Said in one line naming the file or stdin, before anything is sent (the URL is never
+    called), exit 1 as every usage error."""
+    (tmp_path / "latin1.txt").write_bytes(b"first\ncaf\xe9\n")
+    if stdin is not None:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
+    filled = [arg.format(tmp=tmp_path) for arg in args]
+    code, out, err = in_process(capsys, command, "http://127.0.0.1:1", *filled)
+    assert (code, out) == (1, "")
+    assert err.startswith(f"error: {text.format(tmp=tmp_path)}")
+    assert err.count("\n") == 1
+
+
+def test_a_message_file_or_stdin_the_command_may_not_read_is_one_line(tmp_path: Path) -> None:
+    """In a real process: a file this user may not read, and stdin closed, are usage errors
+    saying so, not a traceback."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("hi")
+    secret.chmod(0o000)
+    command = [SCRIPT, "send", "http://127.0.0.1:1", "--text-file", str(secret)]
+    result = subprocess.run(
+        without_permission_override(command),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=ENV,
+        check=False,
+    )
+    assert_one_line_error(result, 1, f"--text-file '{secret}': Permission denied")
+    closed = subprocess.run(
+        ["bash", "-c", f"{SCRIPT} send http://127.0.0.1:1 - <&-"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=ENV,
+        check=False,
+    )
+    assert_one_line_error(closed, 1, "TEXT '-' reads the message from stdin, but stdin is closed")
