@@ -314,6 +314,46 @@ def _follow_on(url: str, view: TaskView, last_event_id: str) -> str:
     return shlex.join(["a2a-trio", "subscribe", url, view.task_id, *after])
 
 
+FIND_SENT_TASK_SECONDS = 5.0
+"""How long a ``send`` stopped by Ctrl-C looks for the task it started (one ListTasks call); a
+second Ctrl-C stops it at once."""
+
+
+async def _left_at_the_agent(client: Client, url: str, message: m.Message) -> str:
+    """What to do about the task a blocking ``send`` stopped by Ctrl-C leaves at the agent: the
+    commands that show and cancel it, or, when its id is not known, the one that finds it.
+
+    A blocking answer names its task only once the task ends, so unless the message continued
+    a task, its id is looked for among the agent's newest tasks (of the message's context, when
+    the command named one): the one whose history holds the message, by the id the command
+    gave it.  The message itself is sent as for any blocking send.
+    """
+    task_id = message.task_id or await _task_of(client, message)
+    if task_id:
+        get, cancel = (shlex.join(["a2a-trio", verb, url, task_id]) for verb in ("get", "cancel"))
+        return f"task {task_id} goes on at the agent\nto see it: {get}\nto stop it: {cancel}"
+    in_context = ["--context-id", message.context_id] if message.context_id else []
+    listing = shlex.join(["a2a-trio", "list", url, *in_context])
+    return (
+        f"the agent had not said which task message {message.message_id} started, if any\n"
+        f"to find it (newest first): {listing}"
+    )
+
+
+async def _task_of(client: Client, message: m.Message) -> str:
+    """The id of the task whose history holds ``message``, among the agent's newest 100 (of
+    its context, if it names one); ``""`` when not found in time, or the agent lists none."""
+    with trio.move_on_after(FIND_SENT_TASK_SECONDS):
+        try:
+            page = await client.list_tasks(context_id=message.context_id, page_size=100)
+        except (A2AError, ClientError):  # an agent without ListTasks, a v0.3 one
+            return ""
+        for task in page.tasks:
+            if any(sent.message_id == message.message_id for sent in task.history):
+                return task.id
+    return ""
+
+
 async def _print_events(events: EventStream, view: TaskView, *, json: bool) -> m.TaskState | None:
     """Print a stream into ``view``: one JSON line per event, or a live view redrawn as events
     arrive.
@@ -440,9 +480,13 @@ def send(
 
     async def body(client: Client) -> m.TaskState | None:
         message = _message(content, context_id, task_id, skill)
-        answer = await client.send(
-            message, return_immediately=no_wait, accepted_output_modes=accept or ()
-        )
+        try:
+            answer = await client.send(
+                message, return_immediately=no_wait, accepted_output_modes=accept or ()
+            )
+        except* KeyboardInterrupt:
+            typer.echo(await _left_at_the_agent(client, url, message), err=True)
+            raise
         return _show_result(answer, json=json)
 
     _client_call(url, header, token, binding, trust_origin, timeout, body)

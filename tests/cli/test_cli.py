@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -1205,3 +1206,96 @@ def test_a_message_file_or_stdin_the_command_may_not_read_is_one_line(tmp_path: 
         check=False,
     )
     assert_one_line_error(closed, 1, "TEXT '-' reads the message from stdin, but stdin is closed")
+
+
+def test_a_blocking_send_stopped_with_ctrl_c_names_the_task_it_leaves_running(
+    served_demo: tuple[subprocess.Popen[str], str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl-C on a blocking ``send``: exit 130 and, on stderr, the task it started (found by
+    the message's id among the agent's newest tasks) with the commands that show and stop
+    it; they work.  Before, the command exited saying nothing: a blocking answer names its
+    task only at the end, and the user was left with a running task and no handle on it."""
+    _, url = served_demo
+
+    def working() -> list[str]:
+        code, out, err = in_process(capsys, "list", url, "--state", "working", "--json")
+        assert code == 0, err
+        return [task["id"] for task in json.loads(out).get("tasks", [])]
+
+    with started("send", url, "60", "--skill", "countdown") as proc:
+        while not (running := working()):
+            assert proc.poll() is None, proc.communicate()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    assert (proc.returncode, out) == (130, "")
+    [task_id] = running
+    get, cancel = (f"a2a-trio {verb} {url} {task_id}" for verb in ("get", "cancel"))
+    assert err == f"task {task_id} goes on at the agent\nto see it: {get}\nto stop it: {cancel}\n"
+    shown = run(*shlex.split(get)[1:], "--json")
+    assert json.loads(shown.stdout)["task"]["status"]["state"] == "TASK_STATE_WORKING"
+    stopped = run(*shlex.split(cancel)[1:], "--json")
+    assert json.loads(stopped.stdout)["task"]["status"]["state"] == "TASK_STATE_CANCELED"
+
+
+@pytest.mark.parametrize(
+    ("options", "listing", "said"),
+    [
+        (  # it continues a task: its id is known, nothing is looked up
+            ["--task-id", "t1"],
+            None,
+            "task t1 goes on at the agent\nto see it: a2a-trio get {url} t1\n"
+            "to stop it: a2a-trio cancel {url} t1\n",
+        ),
+        (  # the agent cannot list its tasks
+            ["--context-id", "c1"],
+            rpc_error(-32601, "Method not found"),
+            "the agent had not said which task message {message} started, if any\n"
+            "to find it (newest first): a2a-trio list {url} --context-id c1\n",
+        ),
+        (  # the agent does not answer in time (5 s): Ctrl-C does not wait on
+            ["--context-id", "c2"],
+            "silent",
+            "the agent had not said which task message {message} started, if any\n"
+            "to find it (newest first): a2a-trio list {url} --context-id c2\n",
+        ),
+        (  # the task is not listed (yet), or the agent answered with a message
+            [],
+            rpc_result(V1.encode(m.ListTasksResponse(tasks=(), page_size=0, total_size=0))),
+            "the agent had not said which task message {message} started, if any\n"
+            "to find it (newest first): a2a-trio list {url}\n",
+        ),
+    ],
+)
+async def test_a_blocking_send_stopped_with_ctrl_c_says_how_to_find_its_task(
+    options: list[str], listing: dict[str, Any] | str | None, said: str
+) -> None:
+    """When the task's id cannot be known, Ctrl-C names the message (the command gave it its
+    id) and the ``list`` command that finds its task, in its context when the command named
+    one; exit 130 all the same."""
+    sending = trio.Event()
+
+    async def handler(request: Request, reply: Reply) -> None:
+        if request.json()["method"] == "SendMessage":
+            sending.set()
+            await trio.sleep_forever()  # a blocking send, waiting for the task to end
+        if listing == "silent":
+            await trio.sleep_forever()
+        await reply.json(listing)
+
+    ended: list[subprocess.CompletedProcess[bytes]] = []
+
+    async def send(command: list[str], *, task_status: trio.TaskStatus[trio.Process]) -> None:
+        run = partial(trio.run_process, capture_stdout=True, capture_stderr=True, check=False)
+        ended.append(await run(command, env=ENV, task_status=task_status))
+
+    async with open_stub_agent(handler) as agent, trio.open_nursery() as nursery:
+        with trio.fail_after(30):
+            proc = await nursery.start(send, [SCRIPT, "send", agent.url, "hi", *options])
+            await sending.wait()
+        proc.send_signal(signal.SIGINT)
+    sent = [r.json() for r in agent.requests if r.path == "/rpc"]
+    [result] = ended
+    assert (result.returncode, result.stdout) == (130, b"")
+    message = sent[0]["params"]["message"]["messageId"]
+    assert result.stderr.decode() == said.format(url=agent.url, message=message)
+    assert [r["method"] for r in sent] == ["SendMessage"] + ["ListTasks"] * (listing is not None)
