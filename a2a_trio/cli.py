@@ -346,7 +346,7 @@ async def _task_of(client: Client, message: m.Message) -> str:
     with trio.move_on_after(FIND_SENT_TASK_SECONDS):
         try:
             page = await client.list_tasks(context_id=message.context_id, page_size=100)
-        except (A2AError, ClientError):  # an agent without ListTasks, a v0.3 one
+        except (A2AError, ClientError):  # an agent that lists no tasks (ListTasks came in v1.0)
             return ""
         for task in page.tasks:
             if any(sent.message_id == message.message_id for sent in task.history):
