@@ -23,6 +23,8 @@ from rich.live import Live
 
 from . import model as m
 from ._cli import INTERRUPTED
+from ._cli._help import PlainHelp
+from ._cli._input import message_text
 from ._cli._running import (
     TASK_DID_NOT_COMPLETE,
     RuntimeProblem,
@@ -55,6 +57,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help as click writes it: see PlainHelp
 )
 
 # --- options shared by the client commands ------------------------------------------------
@@ -82,11 +85,24 @@ def _agent_url(value: str) -> str:
 Url = Annotated[
     str, typer.Argument(callback=_agent_url, help="The agent's base URL (or its card URL).")
 ]
-TaskId = Annotated[str, typer.Argument(help="The task id.")]
+Text = Annotated[
+    str | None,
+    typer.Argument(help="The message text (- reads it from stdin).", show_default=False),
+]
+TextFile = Annotated[
+    str | None,
+    typer.Option(metavar="PATH", help="Read the message text from this file (UTF-8)."),
+]
+TaskId = Annotated[str, typer.Argument(metavar="TASK_ID", help="The task id.")]
 Json = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
 Headers = Annotated[
     list[str] | None,
-    typer.Option("--header", "-H", help="Extra header 'Name: value' (repeatable)."),
+    typer.Option(
+        "--header",
+        "-H",
+        metavar="'NAME: VALUE'",
+        help="Extra header, e.g. 'X-Api-Key: k1' (repeatable).",
+    ),
 ]
 Token = Annotated[
     str | None,
@@ -96,6 +112,7 @@ Trust = Annotated[
     list[str] | None,
     typer.Option(
         "--trust-origin",
+        metavar="ORIGIN",
         help="Another origin (https://host:port) the card may send you to with your credentials"
         " (repeatable).",
     ),
@@ -121,6 +138,7 @@ Timeout = Annotated[
     float | None,
     typer.Option(
         "--timeout",
+        metavar="SECONDS",
         callback=_positive_seconds,
         help="Give up after this many seconds without an answer (default: 10 to connect,"
         " 30 for the card, 300 for an answer; a stream waits for events as long as it"
@@ -173,7 +191,10 @@ Accept = Annotated[
     ),
 ]
 Skill = Annotated[
-    str, typer.Option(help="Address this skill (sets metadata.skillId, as a2a_trio routes).")
+    str,
+    typer.Option(
+        metavar="ID", help="Address this skill (sets metadata.skillId, as a2a_trio routes)."
+    ),
 ]
 
 
@@ -190,6 +211,7 @@ Binding = Annotated[
     list[str] | None,
     typer.Option(
         "--binding",
+        metavar="JSONRPC|HTTP+JSON",
         callback=_bindings,
         help="Preferred binding: JSONRPC or HTTP+JSON (repeatable).",
     ),
@@ -292,6 +314,46 @@ def _follow_on(url: str, view: TaskView, last_event_id: str) -> str:
     return shlex.join(["a2a-trio", "subscribe", url, view.task_id, *after])
 
 
+FIND_SENT_TASK_SECONDS = 5.0
+"""How long a ``send`` stopped by Ctrl-C looks for the task it started (one ListTasks call); a
+second Ctrl-C stops it at once."""
+
+
+async def _left_at_the_agent(client: Client, url: str, message: m.Message) -> str:
+    """What to do about the task a blocking ``send`` stopped by Ctrl-C leaves at the agent: the
+    commands that show and cancel it, or, when its id is not known, the one that finds it.
+
+    A blocking answer names its task only once the task ends, so unless the message continued
+    a task, its id is looked for among the agent's newest tasks (of the message's context, when
+    the command named one): the one whose history holds the message, by the id the command
+    gave it.  The message itself is sent as for any blocking send.
+    """
+    task_id = message.task_id or await _task_of(client, message)
+    if task_id:
+        get, cancel = (shlex.join(["a2a-trio", verb, url, task_id]) for verb in ("get", "cancel"))
+        return f"task {task_id} goes on at the agent\nto see it: {get}\nto stop it: {cancel}"
+    in_context = ["--context-id", message.context_id] if message.context_id else []
+    listing = shlex.join(["a2a-trio", "list", url, *in_context])
+    return (
+        f"the agent had not said which task message {message.message_id} started, if any\n"
+        f"to find it (newest first): {listing}"
+    )
+
+
+async def _task_of(client: Client, message: m.Message) -> str:
+    """The id of the task whose history holds ``message``, among the agent's newest 100 (of
+    its context, if it names one); ``""`` when not found in time, or the agent lists none."""
+    with trio.move_on_after(FIND_SENT_TASK_SECONDS):
+        try:
+            page = await client.list_tasks(context_id=message.context_id, page_size=100)
+        except (A2AError, ClientError):  # an agent that lists no tasks (ListTasks came in v1.0)
+            return ""
+        for task in page.tasks:
+            if any(sent.message_id == message.message_id for sent in task.history):
+                return task.id
+    return ""
+
+
 async def _print_events(events: EventStream, view: TaskView, *, json: bool) -> m.TaskState | None:
     """Print a stream into ``view``: one JSON line per event, or a live view redrawn as events
     arrive.
@@ -366,7 +428,7 @@ def _root(
     """Serve A2A agents on trio, or talk to any A2A agent."""
 
 
-@app.command()
+@app.command(cls=PlainHelp)
 def card(
     url: Url,
     json: Json = False,
@@ -394,12 +456,13 @@ def card(
     run_command(main, credentials=bool(auth or extra))
 
 
-@app.command()
+@app.command(cls=PlainHelp)
 def send(
     url: Url,
-    text: Annotated[str, typer.Argument(help="The message text.")],
-    context_id: Annotated[str, typer.Option(help="Continue this context.")] = "",
-    task_id: Annotated[str, typer.Option(help="Continue this task.")] = "",
+    text: Text = None,
+    text_file: TextFile = None,
+    context_id: Annotated[str, typer.Option(metavar="ID", help="Continue this context.")] = "",
+    task_id: Annotated[str, typer.Option(metavar="ID", help="Continue this task.")] = "",
     skill: Skill = "",
     no_wait: Annotated[
         bool, typer.Option("--no-wait", help="Return as soon as the task exists.")
@@ -413,23 +476,29 @@ def send(
     timeout: Timeout = None,
 ) -> None:
     """Send a message and print the answer (waits for the task to finish)."""
+    content = message_text(text, text_file)
 
     async def body(client: Client) -> m.TaskState | None:
-        message = _message(text, context_id, task_id, skill)
-        answer = await client.send(
-            message, return_immediately=no_wait, accepted_output_modes=accept or ()
-        )
+        message = _message(content, context_id, task_id, skill)
+        try:
+            answer = await client.send(
+                message, return_immediately=no_wait, accepted_output_modes=accept or ()
+            )
+        except* KeyboardInterrupt:
+            typer.echo(await _left_at_the_agent(client, url, message), err=True)
+            raise
         return _show_result(answer, json=json)
 
     _client_call(url, header, token, binding, trust_origin, timeout, body)
 
 
-@app.command()
+@app.command(cls=PlainHelp)
 def stream(
     url: Url,
-    text: Annotated[str, typer.Argument(help="The message text.")],
-    context_id: Annotated[str, typer.Option(help="Continue this context.")] = "",
-    task_id: Annotated[str, typer.Option(help="Continue this task.")] = "",
+    text: Text = None,
+    text_file: TextFile = None,
+    context_id: Annotated[str, typer.Option(metavar="ID", help="Continue this context.")] = "",
+    task_id: Annotated[str, typer.Option(metavar="ID", help="Continue this task.")] = "",
     skill: Skill = "",
     accept: Accept = None,
     json: Json = False,
@@ -440,16 +509,17 @@ def stream(
     timeout: Timeout = None,
 ) -> None:
     """Send a message and show status, progress and artifacts live as they arrive."""
+    content = message_text(text, text_file)
 
     async def body(client: Client) -> m.TaskState | None:
-        message = _message(text, context_id, task_id, skill)
+        message = _message(content, context_id, task_id, skill)
         events = client.stream(message, accepted_output_modes=accept or ())
         return await _follow(events, json=json, url=url)
 
     _client_call(url, header, token, binding, trust_origin, timeout, body)
 
 
-@app.command()
+@app.command(cls=PlainHelp)
 def subscribe(
     url: Url,
     task: TaskId,
@@ -469,12 +539,12 @@ def subscribe(
     _client_call(url, header, token, binding, trust_origin, timeout, body)
 
 
-@app.command()
+@app.command(cls=PlainHelp)
 def get(
     url: Url,
     task: TaskId,
     history: Annotated[
-        int | None, typer.Option(min=0, help="At most this many history messages.")
+        int | None, typer.Option(min=0, metavar="N", help="At most this many history messages.")
     ] = None,
     json: Json = False,
     header: Headers = None,
@@ -491,15 +561,33 @@ def get(
     _client_call(url, header, token, binding, trust_origin, timeout, body)
 
 
-@app.command("list")
+def _state_name(value: str) -> str:
+    """``--state``: a task state named as the docs name it (``input-required``), in capitals,
+    or as on the wire (``TASK_STATE_WORKING``); its member name, refused in the words the
+    server refuses an unknown state in."""
+    name = value.upper().replace("-", "_").removeprefix("TASK_STATE_")
+    if value and name not in m.TaskState.__members__:
+        states = ", ".join(s.name.lower().replace("_", "-") for s in m.TaskState if s.value)
+        raise typer.BadParameter(f"unknown task state {value!r} (one of {states})")
+    return name
+
+
+@app.command("list", cls=PlainHelp)
 def list_(
     url: Url,
-    context_id: Annotated[str, typer.Option(help="Only tasks of this context.")] = "",
+    context_id: Annotated[str, typer.Option(metavar="ID", help="Only tasks of this context.")] = "",
     state: Annotated[
-        str, typer.Option(help="Only tasks in this state (e.g. working, completed).")
+        str,
+        typer.Option(
+            callback=_state_name, help="Only tasks in this state (e.g. working, completed)."
+        ),
     ] = "",
-    page_size: Annotated[int | None, typer.Option(min=1, help="Tasks per page.")] = None,
-    page_token: Annotated[str, typer.Option(help="Continue from this page token.")] = "",
+    page_size: Annotated[
+        int | None, typer.Option(min=1, metavar="N", help="Tasks per page.")
+    ] = None,
+    page_token: Annotated[
+        str, typer.Option(metavar="TOKEN", help="Continue from this page token.")
+    ] = "",
     all_pages: Annotated[bool, typer.Option("--all", help="Follow every page.")] = False,
     json: Json = False,
     header: Headers = None,
@@ -509,13 +597,7 @@ def list_(
     timeout: Timeout = None,
 ) -> None:
     """List tasks (one page, or all of them with --all)."""
-    status = m.TaskState.UNSPECIFIED
-    if state:
-        name = state.upper().replace("-", "_").removeprefix("TASK_STATE_")
-        if name not in m.TaskState.__members__:
-            choices = ", ".join(s.name.lower().replace("_", "-") for s in m.TaskState if s.value)
-            raise UsageProblem(f"--state {state!r} is not a task state ({choices})")
-        status = m.TaskState[name]
+    status = m.TaskState[state] if state else m.TaskState.UNSPECIFIED
 
     async def body(client: Client) -> None:
         if all_pages:
@@ -542,7 +624,7 @@ def list_(
     _client_call(url, header, token, binding, trust_origin, timeout, body)
 
 
-@app.command()
+@app.command(cls=PlainHelp)
 def cancel(
     url: Url,
     task: TaskId,
@@ -561,42 +643,53 @@ def cancel(
     _client_call(url, header, token, binding, trust_origin, timeout, body)
 
 
-@app.command()
+@app.command(cls=PlainHelp)
 def serve(
-    agent: Annotated[str, typer.Argument(help="The agent to serve, as 'module:attribute'.")],
+    agent: Annotated[str, typer.Argument(metavar="MODULE:ATTRIBUTE", help="The agent to serve.")],
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     port: Annotated[
         int, typer.Option(min=0, max=MAX_PORT, help="Port to bind (0 picks a free one).")
     ] = 8000,
     store: Annotated[
-        str, typer.Option(help="Task store URL: sqlite:///path, postgresql://..., or memory.")
+        str,
+        typer.Option(
+            metavar="URL", help="Task store URL: sqlite:///path, postgresql://..., or memory."
+        ),
     ] = DEFAULT_STORE,
     public_url: Annotated[
-        str | None, typer.Option(help="Base URL the agent card advertises.")
+        str | None, typer.Option(metavar="URL", help="Base URL the agent card advertises.")
     ] = None,
     keepalive: Annotated[
-        float, typer.Option(help="Seconds of stream silence before a keepalive comment.")
+        float,
+        typer.Option(
+            metavar="SECONDS", help="Seconds of stream silence before a keepalive comment."
+        ),
     ] = 15.0,
-    log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "info",
+    log_level: Annotated[
+        str, typer.Option(metavar="LEVEL", help="debug, info, warning or error.")
+    ] = "info",
     recovery_lease: Annotated[
         float | None,
         typer.Option(
+            metavar="SECONDS",
             help="With several replicas on one store: seconds after which a task no replica"
-            " has written counts as left by a crashed one."
+            " has written counts as left by a crashed one.",
         ),
     ] = None,
     follow_interval: Annotated[
         float | None,
         typer.Option(
+            metavar="SECONDS",
             help="Seconds between the looks at the store for a task that runs on another"
-            " replica and has streams here (default 0.5)."
+            " replica and has streams here (default 0.5).",
         ),
     ] = None,
     shutdown_grace: Annotated[
         float,
         typer.Option(
+            metavar="SECONDS",
             help="Seconds running tasks get to finish after SIGINT/SIGTERM before they are"
-            " recorded as failed (0: at once)."
+            " recorded as failed (0: at once).",
         ),
     ] = 10.0,
 ) -> None:

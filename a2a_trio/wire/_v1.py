@@ -28,8 +28,9 @@ from ._common import (
     structure_or_raise,
 )
 
-ENUMS: Final = (m.TaskState, m.Role)
-"""Written by their proto names (``m.proto_name``)."""
+ENUMS: Final = ((m.TaskState, "task state"), (m.Role, "role"))
+"""Written by their proto names (``m.proto_name``); a value naming no member is refused as an
+unknown "task state" or "role", in the words every other codec and binding uses."""
 
 PART_KEYS: Final = {m.TextPart: "text", m.RawPart: "raw", m.UrlPart: "url", m.DataPart: "data"}
 
@@ -58,7 +59,7 @@ STREAM_KEYS: Final[dict[type, str]] = {
 
 
 def _enum_hooks(
-    cls: type[m.TaskState | m.Role],
+    cls: type[m.TaskState | m.Role], what: str
 ) -> tuple[Callable[[Any], str], Callable[[Any, Any], Any]]:
     names = {m.proto_name(member): member for member in cls}
     numbers = {member.value: member for member in cls}
@@ -73,9 +74,7 @@ def _enum_hooks(
         if found is None:
             # the zero value (TASK_STATE_UNSPECIFIED) is the field left out, not a choice
             allowed = ", ".join(name for name, member in names.items() if member)
-            raise InvalidParamsError(
-                f"unknown {cls.__name__} {str(value)[:40]!r} (one of {allowed})"
-            )
+            raise InvalidParamsError(f"unknown {what} {str(value)[:40]!r} (one of {allowed})")
         return found
 
     return encode, decode
@@ -96,8 +95,8 @@ class V1Codec:
     def __init__(self) -> None:
         conv = cattrs.Converter(detailed_validation=True)
         install_scalar_hooks(conv)
-        for cls in ENUMS:
-            encode, decode = _enum_hooks(cls)
+        for cls, what in ENUMS:
+            encode, decode = _enum_hooks(cls, what)
             conv.register_unstructure_hook(cls, encode)
             conv.register_structure_hook(cls, decode)
         install_json_value_hooks(conv)

@@ -8,6 +8,7 @@ Usage errors are also checked in-process through ``main()`` (fast, same code pat
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import re
@@ -18,6 +19,7 @@ import socket
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +45,7 @@ from open_files import (
 from prerequisites import missing_prerequisite
 
 from a2a_trio import model as m
-from a2a_trio.cli import main
+from a2a_trio.cli import app, main
 from a2a_trio.store import ANONYMOUS, open_store
 from a2a_trio.wire import V1
 
@@ -101,6 +103,30 @@ def test_version_and_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     for command in ("card", "send", "stream", "get", "list", "cancel", "subscribe", "serve"):
         assert command in out
+
+
+COMMANDS = [c.name or getattr(c.callback, "__name__", "") for c in app.registered_commands]
+
+
+@pytest.mark.parametrize("command", ["", *COMMANDS])
+def test_help_names_values_by_what_they_mean_not_their_type(command: str) -> None:
+    """Every argument and option is shown by a plain metavar (``URL``, ``SECONDS``), a flag by
+    its name alone.  Before, typer printed Python types: ``{url}`` in the usage line,
+    ``--timeout <float>``, ``--header -H <list[str]>``, even ``--json <bool>``."""
+    result = run(*[command] if command else [], "--help")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert re.findall(r"<[^>\s]*>|\{[^}\s]*\}", out) == []
+    metavars = re.findall(r"^ +(?:-\w, )?--[\w-]+ (\S.*?)(?:  |$)", out, re.MULTILINE)
+    assert [m for m in metavars if m != m.upper()] == []  # no type, nor a name in lowercase
+    flags = re.findall(r"^ +(--(?:json|no-wait|all|version|help))(.*)$", out, re.MULTILINE)
+    assert flags, out
+    assert [(flag, rest) for flag, rest in flags if not rest.startswith("  ")] == []
+    if command in ("send", "stream"):
+        assert f"Usage: a2a-trio {command} [OPTIONS] URL [TEXT]\n" in out
+        assert "  --text-file PATH  " in out
+        assert "  --timeout SECONDS  " in out
+        assert "  -H, --header 'NAME: VALUE'  " in out
 
 
 def test_card(sdk_agent: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -209,7 +235,7 @@ def test_runtime_errors_exit_2(
 @pytest.mark.parametrize(
     ("args", "text"),
     [
-        (["send"], "Missing argument 'url'"),
+        (["send"], "Missing argument 'URL'"),
         (["send", "http://x", "hi", "--bogus"], "No such option: --bogus (see 'a2a-trio send"),
         (  # a message text starting with '-' reads as an option: say how to send it
             ["stream", "http://x", "-5 degrees"],
@@ -219,10 +245,11 @@ def test_runtime_errors_exit_2(
         (["card", "http://x", "-j"], "No such option: -j (see 'a2a-trio card --help')"),
         (["frobnicate"], "No such command"),
         (["send", "http://x", "hi", "--header", "no-colon"], "must look like 'Name: value'"),
-        (  # named as docs/cli.md names them, and as --state takes them
+        (  # named as docs/cli.md names them, and as --state takes them; in the words of the
+            # server's refusal ("is not a task state", before)
             ["list", "http://x", "--state", "sleepy"],
-            "--state 'sleepy' is not a task state (submitted, working, completed, failed,"
-            " canceled, input-required, rejected, auth-required)",
+            "Invalid value for '--state': unknown task state 'sleepy' (one of submitted, working,"
+            " completed, failed, canceled, input-required, rejected, auth-required) (see",
         ),
         (["serve", "no_such_module_here:agent"], "cannot import 'no_such_module_here'"),
         (["serve", "a2a_trio.demo"], "names no attribute: give the module and the Agent's name"),
@@ -280,7 +307,7 @@ def test_usage_errors_exit_1(
 
 
 def test_usage_error_in_a_real_process() -> None:
-    assert_one_line_error(run("get"), 1, "Missing argument 'url'")
+    assert_one_line_error(run("get"), 1, "Missing argument 'URL'")
     # out of range for a socket: refused before anything binds, not an OverflowError traceback
     assert_one_line_error(
         run("serve", "a2a_trio.demo:agent", "--port", "99999"), 1, "Invalid value for '--port'"
@@ -1059,3 +1086,216 @@ def test_the_client_commands_start_without_the_server() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
     )
     assert result.stdout.splitlines() == ["[]", "False", "a2a_trio.server._serve True"]
+
+
+MESSAGE = "two lines,\nand not only ASCII: héllo ✓\n"
+
+
+def echoed(result: subprocess.CompletedProcess[str]) -> list[str]:
+    """The texts of the task the demo agent's echo skill answered ``send --json`` with: its
+    artifact's (the text it received), and the message's in its history."""
+    assert result.returncode == 0, result.stderr
+    task = json.loads(result.stdout)["task"]
+    return [task["artifacts"][0]["parts"][0]["text"], task["history"][0]["parts"][0]["text"]]
+
+
+def test_the_message_comes_from_stdin_or_a_file(
+    served_demo: tuple[subprocess.Popen[str], str], tmp_path: Path
+) -> None:
+    """``TEXT`` of ``-`` reads the message from stdin, ``--text-file PATH`` from a file, for
+    ``send`` and ``stream``: sent whole and as it is (line breaks, UTF-8), a byte-order mark
+    left out.  Before, the message could only be a command-line argument."""
+    _, url = served_demo
+    saved = tmp_path / "message.txt"
+    saved.write_text(MESSAGE, encoding="utf-8")
+    with_bom = tmp_path / "windows.txt"
+    with_bom.write_bytes(b"\xef\xbb\xbf" + MESSAGE.encode())
+
+    def sent(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [SCRIPT, *args, "--json"],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=ENV,
+            check=False,
+        )
+
+    assert echoed(sent("send", url, "-", stdin=MESSAGE)) == [MESSAGE, MESSAGE]
+    assert echoed(sent("send", url, "--text-file", "-", stdin=MESSAGE)) == [MESSAGE, MESSAGE]
+    assert echoed(sent("send", url, "--text-file", str(saved))) == [MESSAGE, MESSAGE]
+    assert echoed(sent("send", url, "--text-file", str(with_bom))) == [MESSAGE, MESSAGE]
+    streamed = sent("stream", url, "-", stdin=MESSAGE)
+    assert streamed.returncode == 0, streamed.stderr
+    task_id = json.loads(streamed.stdout.splitlines()[0])["task"]["id"]
+    assert json.loads(streamed.stdout.splitlines()[-1])["statusUpdate"]["status"]["state"] == (
+        "TASK_STATE_COMPLETED"
+    )
+    task = ok_json("get", url, task_id)["task"]
+    assert task["history"][0]["parts"][0]["text"] == MESSAGE
+    streamed = sent("stream", url, "--text-file", str(saved))
+    assert streamed.returncode == 0, streamed.stderr
+    task_id = json.loads(streamed.stdout.splitlines()[0])["task"]["id"]
+    assert ok_json("get", url, task_id)["task"]["artifacts"][0]["parts"][0]["text"] == MESSAGE
+
+
+@pytest.mark.parametrize("command", ["send", "stream"])
+@pytest.mark.parametrize(
+    ("args", "stdin", "text"),
+    [
+        (["--text-file", "{tmp}/nowhere.txt"], None, "--text-file '{tmp}/nowhere.txt': No such"),
+        (["--text-file", "{tmp}"], None, "--text-file '{tmp}': Is a directory"),
+        (
+            ["--text-file", "{tmp}/latin1.txt"],
+            None,
+            "--text-file '{tmp}/latin1.txt' is not UTF-8 text (byte 0xe9 on line 2): save it as",
+        ),
+        (["-"], b"first\ncaf\xe9\n", "stdin is not UTF-8 text (byte 0xe9 on line 2)"),
+        (
+            ["hi", "--text-file", "{tmp}/latin1.txt"],
+            None,
+            "give the message as TEXT or with --text-file, not",
+        ),
+        ([], None, "Missing argument 'TEXT': give the message, - to read it from stdin, or --text"),
+    ],
+)
+def test_a_message_that_cannot_be_read_is_a_usage_error(
+    command: str,
+    args: list[str],
+    stdin: bytes | None,
+    text: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Said in one line naming the file or stdin, before anything is sent (the URL is never
+    called), exit 1 as every usage error."""
+    (tmp_path / "latin1.txt").write_bytes(b"first\ncaf\xe9\n")
+    if stdin is not None:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
+    filled = [arg.format(tmp=tmp_path) for arg in args]
+    code, out, err = in_process(capsys, command, "http://127.0.0.1:1", *filled)
+    assert (code, out) == (1, "")
+    assert err.startswith(f"error: {text.format(tmp=tmp_path)}")
+    assert err.count("\n") == 1
+
+
+def test_a_message_file_or_stdin_the_command_may_not_read_is_one_line(tmp_path: Path) -> None:
+    """In a real process: a file this user may not read, and stdin closed, are usage errors
+    saying so, not a traceback."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("hi")
+    secret.chmod(0o000)
+    command = [SCRIPT, "send", "http://127.0.0.1:1", "--text-file", str(secret)]
+    result = subprocess.run(
+        without_permission_override(command),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=ENV,
+        check=False,
+    )
+    assert_one_line_error(result, 1, f"--text-file '{secret}': Permission denied")
+    closed = subprocess.run(
+        ["bash", "-c", f"{SCRIPT} send http://127.0.0.1:1 - <&-"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=ENV,
+        check=False,
+    )
+    assert_one_line_error(closed, 1, "TEXT '-' reads the message from stdin, but stdin is closed")
+
+
+def test_a_blocking_send_stopped_with_ctrl_c_names_the_task_it_leaves_running(
+    served_demo: tuple[subprocess.Popen[str], str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl-C on a blocking ``send``: exit 130 and, on stderr, the task it started (found by
+    the message's id among the agent's newest tasks) with the commands that show and stop
+    it; they work.  Before, the command exited saying nothing: a blocking answer names its
+    task only at the end, and the user was left with a running task and no handle on it."""
+    _, url = served_demo
+
+    def working() -> list[str]:
+        code, out, err = in_process(capsys, "list", url, "--state", "working", "--json")
+        assert code == 0, err
+        return [task["id"] for task in json.loads(out).get("tasks", [])]
+
+    with started("send", url, "60", "--skill", "countdown") as proc:
+        while not (running := working()):
+            assert proc.poll() is None, proc.communicate()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    assert (proc.returncode, out) == (130, "")
+    [task_id] = running
+    get, cancel = (f"a2a-trio {verb} {url} {task_id}" for verb in ("get", "cancel"))
+    assert err == f"task {task_id} goes on at the agent\nto see it: {get}\nto stop it: {cancel}\n"
+    shown = run(*shlex.split(get)[1:], "--json")
+    assert json.loads(shown.stdout)["task"]["status"]["state"] == "TASK_STATE_WORKING"
+    stopped = run(*shlex.split(cancel)[1:], "--json")
+    assert json.loads(stopped.stdout)["task"]["status"]["state"] == "TASK_STATE_CANCELED"
+
+
+@pytest.mark.parametrize(
+    ("options", "listing", "said"),
+    [
+        (  # it continues a task: its id is known, nothing is looked up
+            ["--task-id", "t1"],
+            None,
+            "task t1 goes on at the agent\nto see it: a2a-trio get {url} t1\n"
+            "to stop it: a2a-trio cancel {url} t1\n",
+        ),
+        (  # the agent cannot list its tasks
+            ["--context-id", "c1"],
+            rpc_error(-32601, "Method not found"),
+            "the agent had not said which task message {message} started, if any\n"
+            "to find it (newest first): a2a-trio list {url} --context-id c1\n",
+        ),
+        (  # the agent does not answer in time (5 s): Ctrl-C does not wait on
+            ["--context-id", "c2"],
+            "silent",
+            "the agent had not said which task message {message} started, if any\n"
+            "to find it (newest first): a2a-trio list {url} --context-id c2\n",
+        ),
+        (  # the task is not listed (yet), or the agent answered with a message
+            [],
+            rpc_result(V1.encode(m.ListTasksResponse(tasks=(), page_size=0, total_size=0))),
+            "the agent had not said which task message {message} started, if any\n"
+            "to find it (newest first): a2a-trio list {url}\n",
+        ),
+    ],
+)
+async def test_a_blocking_send_stopped_with_ctrl_c_says_how_to_find_its_task(
+    options: list[str], listing: dict[str, Any] | str | None, said: str
+) -> None:
+    """When the task's id cannot be known, Ctrl-C names the message (the command gave it its
+    id) and the ``list`` command that finds its task, in its context when the command named
+    one; exit 130 all the same."""
+    sending = trio.Event()
+
+    async def handler(request: Request, reply: Reply) -> None:
+        if request.json()["method"] == "SendMessage":
+            sending.set()
+            await trio.sleep_forever()  # a blocking send, waiting for the task to end
+        if listing == "silent":
+            await trio.sleep_forever()
+        await reply.json(listing)
+
+    ended: list[subprocess.CompletedProcess[bytes]] = []
+
+    async def send(command: list[str], *, task_status: trio.TaskStatus[trio.Process]) -> None:
+        run = partial(trio.run_process, capture_stdout=True, capture_stderr=True, check=False)
+        ended.append(await run(command, env=ENV, task_status=task_status))
+
+    async with open_stub_agent(handler) as agent, trio.open_nursery() as nursery:
+        with trio.fail_after(30):
+            proc = await nursery.start(send, [SCRIPT, "send", agent.url, "hi", *options])
+            await sending.wait()
+        proc.send_signal(signal.SIGINT)
+    sent = [r.json() for r in agent.requests if r.path == "/rpc"]
+    [result] = ended
+    assert (result.returncode, result.stdout) == (130, b"")
+    message = sent[0]["params"]["message"]["messageId"]
+    assert result.stderr.decode() == said.format(url=agent.url, message=message)
+    assert [r["method"] for r in sent] == ["SendMessage"] + ["ListTasks"] * (listing is not None)

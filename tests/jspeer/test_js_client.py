@@ -133,7 +133,7 @@ async def test_js_client_drives_a2a_trio(
     unset = seen["listUnset"]
     if (binding, version) == ("JSONRPC", "1.0"):
         assert unset["error"] == "JsonRpcRequestMalformedError", unset
-        assert unset["message"].startswith("$.params.status: unknown TaskState 'UNRECOGNIZED'")
+        assert unset["message"].startswith("$.params.status: unknown task state 'UNRECOGNIZED'")
         assert "TASK_STATE_WORKING" in unset["message"]
     else:
         assert unset == seen["list"]

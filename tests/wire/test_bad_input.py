@@ -76,8 +76,8 @@ V1_CASES = [
         "exactly one of text, raw, url, data must be set",
     ),
     # unknown enum names and bad scalars
-    ({"message": _with(V1_MSG, role="ROLE_BOT")}, "$.message.role", "unknown Role 'ROLE_BOT'"),
-    ({"message": _with(V1_MSG, role="user")}, "$.message.role", "unknown Role 'user'"),
+    ({"message": _with(V1_MSG, role="ROLE_BOT")}, "$.message.role", "unknown role 'ROLE_BOT'"),
+    ({"message": _with(V1_MSG, role="user")}, "$.message.role", "unknown role 'user'"),
     (
         {"message": _with(V1_MSG, parts=[{"raw": "not base64!"}])},
         "$.message.parts[0].raw",
