@@ -1003,13 +1003,16 @@ def test_ctrl_c_while_the_command_starts_exits_130_without_a_traceback(loaded: s
         url = f"http://127.0.0.1:{silent.getsockname()[1]}"
         command = [SCRIPT, "card", url, "--timeout", "10"]  # ends a test whose mark never came
         env = ENV | {"PYTHONPROFILEIMPORTTIME": "1"}
-        with subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env) as proc:
+        with (
+            subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env) as proc,
+            contextlib.ExitStack() as connections,
+        ):
             assert proc.stderr is not None
             if loaded:
                 while (line := proc.stderr.readline()).rpartition("|")[2].strip() != loaded:
                     assert line, f"{loaded} was never loaded"
-            else:
-                silent.accept()[0].close()
+            else:  # connected: kept open, as a hang-up would race the Ctrl-C with an error
+                connections.enter_context(silent.accept()[0])
             proc.send_signal(signal.SIGINT)
             err = proc.stderr.read()
     assert proc.returncode == 130
