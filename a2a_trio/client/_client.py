@@ -405,7 +405,7 @@ class _SharedTLS:
     """The TLS settings of every HTTP client a :class:`Client` makes for itself.
 
     httpx builds a TLS context for each client it makes, loading its CA bundle: about 30 ms
-    of CPU on an idle machine, 200 ms on a loaded one, during which the whole trio run
+    of CPU on a quiet machine, 200 ms on a loaded one, during which the whole trio run
     stands still (every stream and timer of a server whose agent opens clients to call
     others).  It is built once, in a worker thread, and shared: a context is safe to share,
     and the environment it reads (``SSL_CERT_FILE``, ``SSL_CERT_DIR``) is read then."""
