@@ -20,6 +20,7 @@ import attrs
 import cattrs
 import orjson
 from cattrs.errors import AttributeValidationNote
+from cattrs.fns import identity
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from ..errors import InvalidParamsError, ParseError
@@ -186,6 +187,16 @@ def install_scalar_hooks(conv: cattrs.Converter) -> None:
         return structure_tuple(expect_list(value), type_)
 
     conv.register_structure_hook_func(_is_tuple, expect_array)
+
+    def array_of(type_: Any) -> Callable[[Any], list[Any]]:
+        """``tuple[X, ...]`` out as a list, by a comprehension: cattrs' own hook feeds
+        ``list()`` a generator, a frame and a resumption per item for every array."""
+        item = conv.get_unstructure_hook(typing.get_args(type_)[0])
+        if item is identity:  # (strings)
+            return list
+        return lambda values: [item(value) for value in values]
+
+    conv.register_unstructure_hook_factory(_is_tuple, array_of)
     structure_dict = conv._structure_dict
 
     def expect_map(value: Any, type_: Any) -> dict[Any, Any]:

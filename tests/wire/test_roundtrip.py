@@ -130,3 +130,32 @@ def test_a_timestamp_is_written_in_utc_whatever_its_offset(stamp: datetime) -> N
     """A UTC time is written as it is (no conversion); any other offset is converted."""
     assert format_timestamp(stamp) == "2026-01-02T03:04:05.678Z"
     assert format_timestamp(datetime(5, 1, 1, tzinfo=UTC)) == "0005-01-01T00:00:00.000Z"
+
+
+def test_arrays_are_written_in_order_with_each_item_encoded() -> None:
+    """Repeated fields (``tuple[X, ...]``) come out as JSON arrays in their order, each item
+    through its own type's hook (a message, a part's oneof arm, a string), in both forms."""
+    parts = (m.TextPart("one"), m.DataPart({"k": [1, 2]}), m.TextPart("three"))
+    first = m.Message("m1", m.Role.USER, parts, reference_task_ids=("t1", "t2"))
+    history = (first, m.text_message("two", role=m.Role.AGENT), m.text_message("three"))
+    task = m.Task(
+        "t",
+        m.TaskStatus(m.TaskState.WORKING),
+        "c",
+        history=history,
+        artifacts=(m.new_artifact(parts),),
+    )
+    v1 = loads(dumps(V1.encode(task)))
+    assert [message["messageId"] for message in v1["history"]] == [h.message_id for h in history]
+    assert v1["history"][0]["parts"] == [
+        {"text": "one"},
+        {"data": {"k": [1, 2]}},
+        {"text": "three"},
+    ]
+    assert v1["history"][0]["referenceTaskIds"] == ["t1", "t2"]
+    assert v1["artifacts"][0]["parts"] == v1["history"][0]["parts"]
+    v03 = loads(dumps(V03.encode(task)))
+    assert [part["kind"] for part in v03["history"][0]["parts"]] == ["text", "data", "text"]
+    assert v03["history"][0]["referenceTaskIds"] == ["t1", "t2"]
+    for codec in (V1, V03):
+        assert codec.decode(loads(dumps(codec.encode(task))), m.Task) == task
