@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import signal
 import socket
 from collections.abc import Iterator
 
 import pytest
 from sdk_peer import running_sdk_agent
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A run started in the background by a non-interactive shell (``cmd &``, as some CI
+    runners do) inherits SIGINT ignored, and so would every command the tests start and then
+    stop with Ctrl-C, which would run on: the commands get the default instead."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")
