@@ -24,7 +24,7 @@ import inspect
 import logging
 from collections import OrderedDict
 from collections.abc import Iterable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, Final
 
 import attrs
@@ -54,6 +54,7 @@ from ..store import (
     DEFAULT_PAGE_SIZE,
     ArtifactWrite,
     CallerScope,
+    ScopedTask,
     StoredTask,
     TaskPage,
     TaskQuery,
@@ -721,7 +722,7 @@ class TaskRuntime:
         lease = self.config.recovery_lease
         cutoff = None if lease is None else m.utcnow() - timedelta(seconds=lease)
         try:
-            unfinished = await self.store.list_unfinished()
+            await self._recover_each(await self.store.list_unfinished(), cutoff)
         except StoreDamagedError as exc:
             self._recovery_log.log(
                 logging.ERROR, "recovery stopped, the task store is damaged: %s", exc
@@ -732,6 +733,14 @@ class TaskRuntime:
                 logging.WARNING, "recovery postponed, the task store is unavailable: %s", exc
             )
             return False
+        return True
+
+    async def _recover_each(
+        self, unfinished: Iterable[ScopedTask], cutoff: datetime | None
+    ) -> None:
+        """Re-run or settle each task of ``unfinished`` no live process runs.  A task another
+        process settled or re-ran meanwhile is left to it; the store being unavailable or
+        damaged stops the recovery (the caller says so, and tries again later)."""
         for item in unfinished:
             task = item.stored.task
             if m.is_interrupted(task.status.state):
@@ -742,15 +751,14 @@ class TaskRuntime:
             skill = self._skill_for(task)
             if skill is not None and skill.resumable and users:
                 # A taken event number: another process is running it meanwhile.
-                with contextlib.suppress(StoreError):
+                with contextlib.suppress(*STORE_CONFLICTS):
                     # The accepted output modes are not stored: this run sees none.
                     await self._rerun(item.scope, item.stored, skill, Incoming(users[-1]))
                 continue
-            with contextlib.suppress(StoreError):  # another process settled it meanwhile
+            with contextlib.suppress(*STORE_CONFLICTS):
                 await self._settle_stored(
                     item.scope, item.stored, m.TaskState.FAILED, RESTART_MESSAGE
                 )
-        return True
 
     async def _settle_stored(
         self, scope: CallerScope, stored: StoredTask, state: m.TaskState, text: str

@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager, closing
 from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import httpx
 import pytest
@@ -26,6 +26,7 @@ from a2a_trio.store import (
     ANONYMOUS,
     MemoryTaskStore,
     Retention,
+    StoredTask,
     TaskStore,
     TaskUpdate,
     open_sqlite_store,
@@ -411,4 +412,44 @@ async def test_recovery_retrying_an_unavailable_store_warns_once_a_minute(
         ("WARNING", postponed),
         ("WARNING", f"{postponed} [11 more like it in the last 60 s not logged]"),
         ("WARNING", f"{postponed} [11 more like it in the last 60 s not logged]"),
+    ]
+
+
+class SettlesLate(MemoryTaskStore):
+    """The memory store, its first task write failing as a database dropping out does."""
+
+    outages = 1
+
+    async def update_task(self, *args: Any, **kwargs: Any) -> StoredTask:
+        if self.outages:
+            self.outages -= 1
+            raise StoreUnavailableError("the PostgreSQL store is unavailable: connection lost")
+        return await super().update_task(*args, **kwargs)
+
+
+async def test_recovery_meeting_an_outage_while_settling_a_task_tries_again(
+    caplog: pytest.LogCaptureFixture, autojump_clock: object
+) -> None:
+    """The store dropping out while the recovery at start records a task left running
+    FAILED: a warning, and the recovery tries again 5 s later.  Before, the outage was taken
+    for another process having settled the task, and with no recovery lease the task stayed
+    WORKING until the next restart."""
+    caplog.set_level(logging.WARNING, logger="a2a_trio")
+    store = SettlesLate()
+    task = (await store.create_task(ANONYMOUS, m.new_task(m.text_message("left")))).task
+    store.outages = 0
+    await store.update_task(ANONYMOUS, task.id, TaskUpdate(state=m.TaskState.WORKING))
+    store.outages = 1
+    runtime = TaskRuntime(agent, store)
+    with trio.move_on_after(10):
+        await runtime.run()
+    stored = await store.load_task(ANONYMOUS, task.id)
+    assert stored is not None
+    assert stored.task.status.state is m.TaskState.FAILED
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        (
+            "WARNING",
+            "recovery postponed, the task store is unavailable: the PostgreSQL store is"
+            " unavailable: connection lost",
+        )
     ]
