@@ -740,7 +740,7 @@ class TaskRuntime:
     ) -> None:
         """Re-run or settle each task of ``unfinished`` no live process runs.  A task another
         process settled or re-ran meanwhile is left to it; the store being unavailable or
-        damaged stops the recovery (the caller says so, and tries again later)."""
+        damaged stops the recovery (``_recover`` says which, and tries again after an outage)."""
         for item in unfinished:
             task = item.stored.task
             if m.is_interrupted(task.status.state):
