@@ -89,6 +89,9 @@ logger = logging.getLogger("a2a_trio.runtime")
 
 STORE_CONFLICTS = (ConcurrencyError, TaskTerminalStateError, InvalidTransitionError)
 """Store refusals meaning the task changed since it was read (an outage is not one of them)."""
+LEFT_TO_OTHERS = (*STORE_CONFLICTS, TaskNotFoundError)
+"""What a recovery meets for a task someone else dealt with after it was listed: it was
+settled, re-run, or deleted (a user's own ``delete_task``)."""
 RECOVERY_RETRY = 5.0
 """Seconds between attempts when the store is unavailable for the recovery at start."""
 DEFAULT_FOLLOW_INTERVAL = 0.5
@@ -738,8 +741,8 @@ class TaskRuntime:
     async def _recover_each(
         self, unfinished: Iterable[ScopedTask], cutoff: datetime | None
     ) -> None:
-        """Re-run or settle each task of ``unfinished`` no live process runs.  A task another
-        process settled or re-ran meanwhile is left to it; the store being unavailable or
+        """Re-run or settle each task of ``unfinished`` no live process runs.  A task settled,
+        re-run or deleted elsewhere meanwhile is left as it is; the store being unavailable or
         damaged stops the recovery (``_recover`` says which, and tries again after an outage)."""
         for item in unfinished:
             task = item.stored.task
@@ -751,11 +754,11 @@ class TaskRuntime:
             skill = self._skill_for(task)
             if skill is not None and skill.resumable and users:
                 # A taken event number: another process is running it meanwhile.
-                with contextlib.suppress(*STORE_CONFLICTS):
+                with contextlib.suppress(*LEFT_TO_OTHERS):
                     # The accepted output modes are not stored: this run sees none.
                     await self._rerun(item.scope, item.stored, skill, Incoming(users[-1]))
                 continue
-            with contextlib.suppress(*STORE_CONFLICTS):
+            with contextlib.suppress(*LEFT_TO_OTHERS):
                 await self._settle_stored(
                     item.scope, item.stored, m.TaskState.FAILED, RESTART_MESSAGE
                 )

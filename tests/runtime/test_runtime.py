@@ -1236,3 +1236,29 @@ async def test_a_recovery_the_store_could_not_do_at_start_is_retried(
         assert recovered.status.state is m.TaskState.FAILED
         assert store.listings == 2
         nursery.cancel_scope.cancel()
+
+
+class DeletedOnceListed(MemoryTaskStore):
+    """The memory store, whose user deletes the tasks a recovery has just listed (with the
+    store's own ``delete_task``) before the recovery gets to them."""
+
+    async def list_unfinished(self) -> tuple[ScopedTask, ...]:
+        listed = await super().list_unfinished()
+        for item in listed:
+            await self.delete_task(item.scope, item.stored.task.id)
+        return listed
+
+
+async def test_a_task_deleted_while_the_recovery_gets_to_it_is_left_gone() -> None:
+    """Before, the store's ``TaskNotFoundError`` for it ended the runtime's nursery: the
+    server did not start."""
+    store = DeletedOnceListed()
+    plain, resumable = await crash(store)
+    async with trio.open_nursery() as nursery:
+        runtime = TaskRuntime(agents.agent, store, FAST)
+        await nursery.start(runtime.run)
+        for task in (plain, resumable):
+            assert await store.load_task(ANONYMOUS, task.id) is None
+        done = await runtime.send(ANONYMOUS, request("after"))
+        assert isinstance(done, m.Task) and done.status.state is m.TaskState.COMPLETED
+        nursery.cancel_scope.cancel()
