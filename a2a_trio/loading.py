@@ -6,7 +6,6 @@ Used at the edges (``a2a_trio.app``, the CLI); errors say what to fix, never a t
 from __future__ import annotations
 
 import importlib
-import logging
 import os
 import sqlite3
 import sys
@@ -21,8 +20,6 @@ from .errors import StoreError
 from .runtime import Agent
 from .server import StoreFactory
 from .store import DEFAULT_RETENTION, Retention, StoreSchemaError
-
-logger = logging.getLogger(__name__)
 
 
 class StoreOpenError(Exception):
@@ -108,14 +105,7 @@ def load_agent(spec: str) -> Agent:
     module = _import(module_name, spec)
     found = getattr(module, attribute, _MISSING)
     if isinstance(found, Agent):
-        if not found.skills:
-            logger.warning(
-                "agent %s declares no skills, so every message to it is refused"
-                " (declare one with @%s.skill on an async def taking the task's context)",
-                spec,
-                attribute,
-            )
-        return found
+        return found  # one without skills is warned about where it is served (create_app)
     if found is _MISSING:
         problem = f"module {module_name!r} has no attribute {attribute!r}"
     else:

@@ -111,24 +111,6 @@ def test_a_file_in_a_subdirectory_is_named_as_its_dotted_module(user_dir: Path) 
     )
 
 
-def test_an_agent_without_skills_is_loaded_with_a_warning(
-    user_dir: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    """A forgotten decorator: served, but every message would be refused; say so at start."""
-    write(user_dir, "cwd_bare.py", AGENT_MODULE)
-    assert load_agent("cwd_bare:helper").skills == ()
-    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
-        (
-            "WARNING",
-            "agent cwd_bare:helper declares no skills, so every message to it is refused"
-            " (declare one with @helper.skill on an async def taking the task's context)",
-        )
-    ]
-    caplog.clear()
-    load_agent("a2a_trio.demo:agent")
-    assert caplog.records == []
-
-
 def test_what_the_module_has_is_listed(user_dir: Path) -> None:
     write(user_dir, "cwd_listed.py", AGENT_MODULE)
     listed = "(its agents: cwd_listed:agent, cwd_listed:helper)"

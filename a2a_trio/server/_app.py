@@ -144,6 +144,12 @@ def create_app(
     A bad ``store`` raises ``ValueError`` or ``TypeError`` here (see :func:`store_factory_for`).
     """
     config = config or ServerConfig()
+    if not agent.skills:  # a forgotten decorator: served, but every message would be refused
+        logger.warning(
+            "agent %r declares no skills, so every message to it is refused (declare one with"
+            " @agent.skill, where agent is your Agent, on an async def taking the task's context)",
+            agent.name,
+        )
     server = A2AServer(agent, store=store, config=config)
     app = QuartTrio("a2a_trio")
     app.config["MAX_CONTENT_LENGTH"] = config.max_body_bytes

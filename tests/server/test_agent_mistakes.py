@@ -15,7 +15,7 @@ import httpx
 import pytest
 import trio
 from a2a.client import Client, ClientConfig, create_client
-from a2a.utils.errors import InternalError
+from a2a.utils.errors import InternalError, InvalidParamsError
 
 from a2a_trio import Agent, Artifact, TaskContext, TaskFailed, TextPart, serve
 from a2a_trio.runtime import INTERNAL_FAILURE
@@ -237,3 +237,29 @@ async def test_task_failed_from_a_message_only_skill_reaches_its_client(
         with pytest.raises(InternalError, match=r"^no such city$"):
             await stream(client, "quick_lookup")
     assert not [r for r in caplog.records if r.name == "a2a_trio.runtime"]
+
+
+async def test_an_agent_without_skills_is_served_with_a_warning_saying_what_to_add(
+    nursery: trio.Nursery, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A forgotten ``@agent.skill``: before, only ``a2a-trio serve`` and ``a2a_trio.app``
+    (which load the agent by name) warned; an embedded ``serve`` started silently."""
+    bare = Agent("Bare", "Its skill's decorator was forgotten")
+    url = await nursery.start(partial(serve, bare, port=0))
+    ours = [r for r in caplog.records if r.name.startswith("a2a_trio")]
+    assert [(r.levelname, r.getMessage()) for r in ours] == [
+        (
+            "WARNING",
+            "agent 'Bare' declares no skills, so every message to it is refused (declare one"
+            " with @agent.skill, where agent is your Agent, on an async def taking the task's"
+            " context)",
+        )
+    ]
+    async with httpx.AsyncClient(timeout=10) as http:
+        # Not streaming: the SDK's streaming client leaks an async generator on an error.
+        client = await create_client(url, ClientConfig(httpx_client=http, streaming=False))
+        hello = t.Message(message_id="m1", role=t.Role.ROLE_USER, parts=[t.Part(text="hi")])
+        request = t.SendMessageRequest(message=hello)
+        with pytest.raises(InvalidParamsError, match="this agent declares no skills"):
+            async with aclosing(client.send_message(request)) as events:  # type: ignore[type-var]
+                [event async for event in events]
