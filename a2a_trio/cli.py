@@ -224,7 +224,7 @@ def _trusted(origins: Sequence[str] | None) -> TrustedOrigins:
     try:
         return TrustedOrigins.parse(origins or ())
     except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--trust-origin") from None
+        raise typer.BadParameter(str(exc), param_hint="'--trust-origin'") from None
 
 
 def _message(text: str, context_id: str, task_id: str, skill: str) -> m.Message:
@@ -456,7 +456,7 @@ def card(
     run_command(main, credentials=bool(auth or extra))
 
 
-@app.command(cls=PlainHelp)
+@app.command(cls=PlainHelp, short_help="Send a message and print the answer.")
 def send(
     url: Url,
     text: Text = None,
@@ -492,7 +492,7 @@ def send(
     _client_call(url, header, token, binding, trust_origin, timeout, body)
 
 
-@app.command(cls=PlainHelp)
+@app.command(cls=PlainHelp, short_help="Send a message and show its progress live.")
 def stream(
     url: Url,
     text: Text = None,
@@ -519,7 +519,7 @@ def stream(
     _client_call(url, header, token, binding, trust_origin, timeout, body)
 
 
-@app.command(cls=PlainHelp)
+@app.command(cls=PlainHelp, short_help="Follow a running task live.")
 def subscribe(
     url: Url,
     task: TaskId,
@@ -643,7 +643,7 @@ def cancel(
     _client_call(url, header, token, binding, trust_origin, timeout, body)
 
 
-@app.command(cls=PlainHelp)
+@app.command(cls=PlainHelp, short_help="Serve an agent until SIGINT or SIGTERM.")
 def serve(
     agent: Annotated[str, typer.Argument(metavar="MODULE:ATTRIBUTE", help="The agent to serve.")],
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",

@@ -79,14 +79,19 @@ class TrustedOrigins:
             except httpx.InvalidURL:
                 found = ("", "", 0)
             if found[0] not in DEFAULT_PORTS or not found[1]:
-                raise ValueError(f"trusted_origins: {value!r} is not an http:// or https:// origin")
+                raise ValueError(f"{value!r} is not an http:// or https:// origin")
             parsed.add(found)
         return cls(frozenset(parsed))
 
 
 def trusted(value: Iterable[str] | TrustedOrigins) -> TrustedOrigins:
     """``trusted_origins=`` as given: already parsed, or URLs parsed now (``ValueError``)."""
-    return value if isinstance(value, TrustedOrigins) else TrustedOrigins.parse(value)
+    if isinstance(value, TrustedOrigins):
+        return value
+    try:
+        return TrustedOrigins.parse(value)
+    except ValueError as exc:
+        raise ValueError(f"trusted_origins: {exc}") from None
 
 
 async def send_following(
