@@ -142,6 +142,7 @@ def create_app(
     a zero-argument callable returning an async context manager that yields the task store
     (e.g. ``lambda: open_store(url, retention=...)``); the default is an in-memory store.
     A bad ``store`` raises ``ValueError`` or ``TypeError`` here (see :func:`store_factory_for`).
+    An agent that declares no skills is served with a warning: every message to it is refused.
     """
     config = config or ServerConfig()
     if not agent.skills:  # a forgotten decorator: served, but every message would be refused
