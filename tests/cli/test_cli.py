@@ -796,65 +796,59 @@ README_AGENT = python_blocks("README.md")[0]  # "Write your own agent": mymodule
 WITHOUT_PYTHONPATH = {k: v for k, v in ENV.items() if k != "PYTHONPATH"}
 
 
+@contextlib.contextmanager
+def serving_from(directory: Path, *args: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """The installed console script's ``serve`` started in ``directory`` without PYTHONPATH
+    (as a user runs it next to their module): its URL and the process, which the caller stops
+    with SIGTERM (it is killed if still running)."""
+    with subprocess.Popen(
+        [SCRIPT, "serve", *args, "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=WITHOUT_PYTHONPATH,
+        cwd=directory,
+    ) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        try:
+            line = proc.stdout.readline()
+            assert line.startswith(f"serving {args[0]} at http://"), line or proc.stderr.read()
+            yield line.split(" at ")[1].strip(), proc
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait(timeout=10)
+
+
 @runs_examples("README.md", 0)
 def test_serve_finds_a_module_in_the_current_directory(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The installed console script, started where the module is, like ``python -m``."""
     (tmp_path / "mymodule.py").write_text(README_AGENT)
-    with subprocess.Popen(
-        [SCRIPT, "serve", "mymodule:agent", "--port", "0", "--log-level", "warning"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=WITHOUT_PYTHONPATH,
-        cwd=tmp_path,
-    ) as proc:
-        assert proc.stdout is not None and proc.stderr is not None
-        try:
-            line = proc.stdout.readline()
-            assert line.startswith("serving mymodule:agent at http://"), line or proc.stderr.read()
-            url = line.split(" at ")[1].strip()
-            code, out, err = in_process(capsys, "send", url, "Ada", "--json")
-            assert code == 0, err
-            parts = json.loads(out)["task"]["artifacts"][0]["parts"]
-            assert parts == [{"text": "Hello, Ada!"}]
-            proc.send_signal(signal.SIGTERM)
-            assert proc.wait(timeout=20) == 0
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait(timeout=10)
+    with serving_from(tmp_path, "mymodule:agent", "--log-level", "warning") as (url, proc):
+        code, out, err = in_process(capsys, "send", url, "Ada", "--json")
+        assert code == 0, err
+        parts = json.loads(out)["task"]["artifacts"][0]["parts"]
+        assert parts == [{"text": "Hello, Ada!"}]
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
 
 
 def test_serve_warns_once_about_an_agent_without_skills(tmp_path: Path) -> None:
     """A forgotten ``@agent.skill``: served, with one warning at start (the command loads the
     agent by name, then serves it: a warning in each would be two)."""
     (tmp_path / "bare.py").write_text('from a2a_trio import Agent\n\nagent = Agent("Bare")\n')
-    with subprocess.Popen(
-        [SCRIPT, "serve", "bare:agent", "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=WITHOUT_PYTHONPATH,
-        cwd=tmp_path,
-    ) as proc:
-        assert proc.stdout is not None and proc.stderr is not None
-        try:
-            line = proc.stdout.readline()
-            assert line.startswith("serving bare:agent at http://"), line or proc.stderr.read()
-            proc.send_signal(signal.SIGTERM)
-            assert proc.wait(timeout=20) == 0
-            warned = [w for w in proc.stderr.read().splitlines() if "declares no skills" in w]
-            assert warned == [
-                "WARNING a2a_trio.server: agent 'Bare' declares no skills, so every message to"
-                " it is refused (declare one with @agent.skill, where agent is your Agent, on an"
-                " async def taking the task's context)"
-            ]
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait(timeout=10)
+    with serving_from(tmp_path, "bare:agent") as (_url, proc):
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+        assert proc.stderr is not None
+        warned = [w for w in proc.stderr.read().splitlines() if "declares no skills" in w]
+    assert warned == [
+        "WARNING a2a_trio.server: agent 'Bare' declares no skills, so every message to"
+        " it is refused (declare one with @agent.skill, where agent is your Agent, on an"
+        " async def taking the task's context)"
+    ]
 
 
 def test_a_module_that_fails_to_import_is_one_line(tmp_path: Path) -> None:
