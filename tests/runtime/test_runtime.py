@@ -459,6 +459,43 @@ async def tidy(ctx: TaskContext) -> None:
             await agents.gates.setdefault(ctx.text, trio.Event()).wait()
 
 
+@slow_to_stop.skill()
+async def keeps_its_draft(ctx: TaskContext) -> str:
+    """Catches the cancellation, as ``except BaseException`` does, and returns."""
+    await ctx.update("drafting")
+    try:
+        await trio.sleep_forever()
+    except trio.Cancelled:
+        return "the draft so far"
+    return "unreached"
+
+
+async def test_a_handler_returning_after_a_cancel_is_named_in_the_log(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The task ends as the handler says and the cancel is refused as too late, as before;
+    before, nothing told the author why their CancelTask did not cancel."""
+    async with trio.open_nursery() as nursery:
+        runtime = TaskRuntime(slow_to_stop, MemoryTaskStore(), FAST)
+        await nursery.start(runtime.run)
+        task = await runtime.send(
+            ANONYMOUS, request("x", "keeps_its_draft", return_immediately=True)
+        )
+        assert isinstance(task, m.Task)
+        await trio.testing.wait_all_tasks_blocked()  # WORKING, in its sleep
+        with pytest.raises(TaskNotCancelableError, match="ended TASK_STATE_COMPLETED first"):
+            await runtime.cancel(ANONYMOUS, task.id)
+        done = await runtime.get(ANONYMOUS, task.id, None)
+        nursery.cancel_scope.cancel()
+    assert done.status.state is m.TaskState.COMPLETED
+    assert [r.getMessage() for r in caplog.records if r.name == "a2a_trio.runtime"] == [
+        f"skill 'keeps_its_draft' returned after a CancelTask cancelled it on task {task.id},"
+        " which ends COMPLETED and is not canceled: if it caught trio.Cancelled (except"
+        " BaseException, except trio.Cancelled), let the cancellation through and clean up"
+        " in a finally block"
+    ]
+
+
 @pytest.mark.parametrize("first", ["cancel", "drain"])
 async def test_of_a_cancel_and_a_drain_stopping_one_job_the_first_decides_its_end(
     first: str,
