@@ -863,12 +863,6 @@ class TaskRuntime:
                     state=m.TaskState.CANCELED,
                     status_message=agent_message(job.task, CANCELED_MESSAGE),
                 )
-            elif (
-                job.cancel_requested
-                and final is not None
-                and not (job.finalizing or job.superseded)
-            ):
-                _returned_after_cancel(job, final)
         finally:
             # The runtime is shutting down (or its drain stopped the job).  A resumable skill's
             # task stays unfinished in the store, so the next start runs it again; the others
@@ -1015,23 +1009,6 @@ class TaskRuntime:
             return job.log
         kept = self._finished.get(task_id)
         return kept[1] if kept is not None and kept[0] == scope else None
-
-
-def _returned_after_cancel(job: Job, final: TaskUpdate) -> None:
-    """The handler gave an outcome of its own after a CancelTask cancelled it: it caught
-    ``trio.Cancelled`` (or returned just as the cancel came, with no checkpoint between).
-    The task ends as the handler says and the cancel is answered "too late"; the log tells
-    the author why."""
-    if final.state is m.TaskState.CANCELED:  # JobCanceled: what the cancel asked for
-        return
-    logger.warning(
-        "skill %r returned after a CancelTask cancelled it on task %s, which ends %s and is"
-        " not canceled: if it caught trio.Cancelled (except BaseException, except"
-        " trio.Cancelled), let the cancellation through and clean up in a finally block",
-        job.skill.id,
-        job.id,
-        final.state.name if final.state is not None else job.state.name,
-    )
 
 
 def _completion(task: m.Task, value: Any) -> TaskUpdate:

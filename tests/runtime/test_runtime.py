@@ -470,17 +470,16 @@ async def keeps_its_draft(ctx: TaskContext) -> str:
     return "unreached"
 
 
-async def test_a_handler_returning_after_a_cancel_is_named_in_the_log(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    """The task ends as the handler says and the cancel is refused as too late, as before;
-    before, nothing told the author why their CancelTask did not cancel."""
+async def test_a_handler_returning_after_a_cancel_ends_the_task_as_it_says() -> None:
+    """As docs/agents.md says: the task completes and the cancel is refused as too late.
+    Nothing is logged: a handler that returned just as the cancel came, as the crash soak's
+    did while its last chunk was being written, takes the same path, so a warning would
+    blame correct handlers too."""
     async with trio.open_nursery() as nursery:
         runtime = TaskRuntime(slow_to_stop, MemoryTaskStore(), FAST)
         await nursery.start(runtime.run)
-        task = await runtime.send(
-            ANONYMOUS, request("x", "keeps_its_draft", return_immediately=True)
-        )
+        sent = request("x", "keeps_its_draft", return_immediately=True)
+        task = await runtime.send(ANONYMOUS, sent)
         assert isinstance(task, m.Task)
         await trio.testing.wait_all_tasks_blocked()  # WORKING, in its sleep
         with pytest.raises(TaskNotCancelableError, match="ended TASK_STATE_COMPLETED first"):
@@ -488,12 +487,6 @@ async def test_a_handler_returning_after_a_cancel_is_named_in_the_log(
         done = await runtime.get(ANONYMOUS, task.id, None)
         nursery.cancel_scope.cancel()
     assert done.status.state is m.TaskState.COMPLETED
-    assert [r.getMessage() for r in caplog.records if r.name == "a2a_trio.runtime"] == [
-        f"skill 'keeps_its_draft' returned after a CancelTask cancelled it on task {task.id},"
-        " which ends COMPLETED and is not canceled: if it caught trio.Cancelled (except"
-        " BaseException, except trio.Cancelled), let the cancellation through and clean up"
-        " in a finally block"
-    ]
 
 
 @pytest.mark.parametrize("first", ["cancel", "drain"])
