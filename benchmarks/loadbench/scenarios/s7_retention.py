@@ -63,6 +63,7 @@ async def _drive(
 
 async def run(settings: Settings) -> Section:
     total = int(settings.pick(3000, TASKS))
+    caps = {name: settings.pick(15.0, cap) for name, cap in CAPS.items()}
     section = Section(
         f"7. Memory over {total:,} completed tasks "
         f"(a2a_trio purges finished tasks after {RETENTION_SECONDS:g} s)",
@@ -85,8 +86,7 @@ async def run(settings: Settings) -> Section:
             (name,), settings, ServerOptions(retention_seconds=RETENTION_SECONDS)
         ) as servers:
             for server in servers.values():
-                cap = settings.pick(15.0, CAPS[name])
-                errors, seconds, samples = await _drive(server, total, cap)
+                errors, seconds, samples = await _drive(server, total, caps[name])
                 done = samples[-1][0]
                 tenth = next(
                     (kb for count, kb in samples if count >= done // 10 and count), samples[-1][1]
@@ -109,8 +109,8 @@ async def run(settings: Settings) -> Section:
                     errors,
                 )
                 print(f"  {name}: {done} tasks, {slope:.0f} B/task", flush=True)
-    caps = ", ".join(f"{name} {settings.pick(15.0, CAPS[name]):g} s" for name in (OURS, SDK))
-    section.notes.append(f"{WORKERS} workers; time cap per server: {caps} (it may stop short)")
+    capped = ", ".join(f"{name} {cap:g} s" for name, cap in caps.items())
+    section.notes.append(f"{WORKERS} workers; time cap per server: {capped} (it may stop short)")
     slope = slopes.get(OURS, float("nan"))
     measured = f"{slope:.0f} B/task over the second half"
     met: bool | None = slope == slope and slope < FLAT_BYTES_PER_TASK
