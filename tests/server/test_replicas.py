@@ -1,4 +1,5 @@
-"""Two servers (replicas) on one store: a stream at the one that does not run the task."""
+"""Two servers (replicas) on one store: a stream at the one that does not run the task, and
+legacy ids, which stay with the replica that took the send."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from contextlib import aclosing
 from functools import partial
 from pathlib import Path
 
-import attrs
 import httpx
 import orjson
 import pytest
@@ -24,6 +24,7 @@ from .conftest import V1_HEADERS, kind, rpc, user_message
 
 CONFIG = ServerConfig(
     keepalive=0.05,
+    legacy_mount_all=True,  # every skill's legacy surface too, at /{skill id}
     runtime=RuntimeConfig(poll_interval=0.01, follow_interval=0.05, recovery_lease=3600.0),
 )
 
@@ -119,28 +120,24 @@ async def test_a_stream_at_the_other_replica_keeps_alive_and_delivers_to_the_end
 
 
 async def test_a_legacy_task_id_is_known_only_at_the_replica_that_took_the_send(
-    tmp_path: Path, nursery: trio.Nursery
+    replicas: tuple[str, str],
 ) -> None:
     """The legacy dialect's ids live in the process that took ``tasks/send`` (docs/bindings.md:
     route a legacy client to one replica); the task itself is in the shared store, where a
     v1.0 client finds it at either replica by its runtime id."""
-    config = attrs.evolve(CONFIG, legacy_mount_all=True)
-    async with make_backend("sqlite", tmp_path) as backend:
-        serving = partial(serve, agents.agent, port=0, store=backend.url, config=config)
-        took_it: str = await nursery.start(serving)
-        other: str = await nursery.start(serving)
-        send = {
-            "id": "legacy-1",
-            "message": {"role": "user", "parts": [{"type": "text", "text": "hi"}]},
-        }
-        async with httpx.AsyncClient(timeout=10) as http:
-            sent = (await http.post(f"{took_it}/echo", json=rpc("tasks/send", send))).json()
-            assert sent["result"]["status"]["state"] == "completed"
-            got = {}
-            for base in (took_it, other):
-                answer = await http.post(f"{base}/echo", json=rpc("tasks/get", {"id": "legacy-1"}))
-                got[base] = answer.json()
-            listed = await http.post(f"{other}/", json=rpc("ListTasks", {}), headers=V1_HEADERS)
+    took_it, other = replicas
+    send = {
+        "id": "legacy-1",
+        "message": {"role": "user", "parts": [{"type": "text", "text": "hi"}]},
+    }
+    async with httpx.AsyncClient(timeout=10) as http:
+        sent = (await http.post(f"{took_it}/echo", json=rpc("tasks/send", send))).json()
+        assert sent["result"]["status"]["state"] == "completed"
+        got = {}
+        for base in (took_it, other):
+            answer = await http.post(f"{base}/echo", json=rpc("tasks/get", {"id": "legacy-1"}))
+            got[base] = answer.json()
+        listed = await http.post(f"{other}/", json=rpc("ListTasks", {}), headers=V1_HEADERS)
     assert got[took_it]["result"]["id"] == "legacy-1"
     assert got[other]["error"] == {"code": -32602, "message": "Unknown task id: legacy-1"}
     tasks = listed.json()["result"]["tasks"]
