@@ -36,7 +36,20 @@ def loads(body: bytes | str) -> Any:
     try:
         return orjson.loads(body)
     except orjson.JSONDecodeError as exc:
-        raise ParseError(f"Parse error: the request body is not valid JSON ({exc.msg})") from None
+        reason = _not_utf8(body) or exc.msg
+        raise ParseError(f"Parse error: the request body is not valid JSON ({reason})") from None
+
+
+def _not_utf8(body: bytes | str) -> str | None:
+    """Where ``body`` stops being UTF-8, if it does: orjson says only "surrogates not allowed"
+    for any bad byte, which sends a client looking for escapes that are not there."""
+    if isinstance(body, str):
+        return None
+    try:
+        body.decode()
+    except UnicodeDecodeError as exc:
+        return f"not UTF-8 text: byte 0x{body[exc.start]:02x} at offset {exc.start}"
+    return None
 
 
 def dumps(value: Any) -> bytes:

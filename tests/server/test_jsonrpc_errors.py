@@ -121,6 +121,10 @@ async def test_malformed_json_is_a_parse_error_with_null_id(http: httpx.AsyncCli
     ):
         error = error_of(await post_raw(http, body), None)
         assert error["code"] == -32700, body[:40]
+    latin1 = b'{"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "caf\xe9"}}'
+    assert error_of(await post_raw(http, latin1), None)["message"] == (
+        "Parse error: the request body is not valid JSON (not UTF-8 text: byte 0xe9 at offset 70)"
+    )
 
 
 async def test_wrong_or_missing_jsonrpc_version_is_invalid_request(

@@ -364,6 +364,21 @@ def test_deep_json_document_is_a_parse_error() -> None:
         loads(b"[" * 100_000 + b"]" * 100_000)
 
 
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (b'{"id": "caf\xe9"}', "not UTF-8 text: byte 0xe9 at offset 11"),
+        (b'{"id": "\xed\xa0\x80"}', "not UTF-8 text: byte 0xed at offset 8"),
+        (b'"\\ud800"', "no low surrogate in string"),
+    ],
+    ids=["latin-1", "encoded-surrogate", "escaped-lone-surrogate"],
+)
+def test_a_body_that_is_not_utf8_names_its_first_bad_byte(body: bytes, reason: str) -> None:
+    with pytest.raises(ParseError) as refused:
+        loads(body)
+    assert refused.value.message == f"Parse error: the request body is not valid JSON ({reason})"
+
+
 @pytest.mark.parametrize("codec", [V1, V03], ids=["v1", "v03"])
 def test_huge_text_is_fast(codec: Any) -> None:
     text = "x" * 5_000_000
