@@ -181,6 +181,8 @@ class ParseError(JSONRPCError):
     http_status = 400
     grpc_status = "INVALID_ARGUMENT"
     default_message = "Parse error: the request body is not valid JSON"
+    reason: str = ""
+    """What the parser found wrong, in words that fit any document (a client's answer too)."""
 
 
 class InvalidRequestError(JSONRPCError):

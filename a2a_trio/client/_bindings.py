@@ -88,7 +88,9 @@ def _json_body(body: bytes, what: str) -> Any:
     try:
         return loads(body)
     except ParseError as exc:
-        raise _bad_response(what, exc) from None
+        raise InvalidResponseError(
+            f"invalid {what} from the agent: not JSON ({exc.reason})"
+        ) from None
 
 
 def http_status_error(status: int, body: bytes, url: str) -> Exception:

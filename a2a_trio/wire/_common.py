@@ -37,7 +37,9 @@ def loads(body: bytes | str) -> Any:
         return orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         reason = _not_utf8(body) or exc.msg
-        raise ParseError(f"Parse error: the request body is not valid JSON ({reason})") from None
+        refused = ParseError(f"Parse error: the request body is not valid JSON ({reason})")
+        refused.reason = reason
+        raise refused from None
 
 
 def _not_utf8(body: bytes | str) -> str | None:
