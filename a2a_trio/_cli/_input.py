@@ -15,12 +15,15 @@ from ._running import UsageProblem
 STDIN = "-"
 """``TEXT`` (or ``--text-file``) naming stdin, as for most commands that read files."""
 
+TYPING_HINT = "type the message, then Ctrl-D on a line of its own to send it (Ctrl-C gives up)"
+"""Said on stderr when stdin is a terminal: without it the command seems to hang."""
+
 
 def message_text(text: str | None, text_file: str | None) -> str:
     """The message's text: ``text`` as given, or read from stdin or ``text_file``.
 
-    Reading stdin blocks until it ends (Ctrl-D at a terminal); a Ctrl-C meanwhile raises
-    ``KeyboardInterrupt``, which the command turns into exit 130.
+    Reading stdin blocks until it ends (Ctrl-D at a terminal, which is then said on stderr); a
+    Ctrl-C meanwhile raises ``KeyboardInterrupt``, which the command turns into exit 130.
     """
     if text is not None and text_file is not None:
         raise UsageProblem("give the message as TEXT or with --text-file, not both")
@@ -48,6 +51,8 @@ def _read_file(path: str) -> str:
 def _read_stdin() -> str:
     if sys.stdin is None:  # started with its stdin closed
         raise UsageProblem("TEXT '-' reads the message from stdin, but stdin is closed")
+    if sys.stdin.isatty():  # a person typing, who may not know how to end it
+        print(TYPING_HINT, file=sys.stderr, flush=True)
     return _decoded(sys.stdin.buffer.read(), "stdin")
 
 

@@ -45,6 +45,7 @@ from open_files import (
 from prerequisites import missing_prerequisite
 
 from a2a_trio import model as m
+from a2a_trio._cli._input import TYPING_HINT
 from a2a_trio.cli import app, main
 from a2a_trio.store import ANONYMOUS, open_store
 from a2a_trio.wire import V1
@@ -1172,6 +1173,36 @@ def test_the_message_comes_from_stdin_or_a_file(
     assert streamed.returncode == 0, streamed.stderr
     task_id = json.loads(streamed.stdout.splitlines()[0])["task"]["id"]
     assert ok_json("get", url, task_id)["task"]["artifacts"][0]["parts"][0]["text"] == MESSAGE
+
+
+def test_a_message_typed_at_a_terminal_is_prompted_for(
+    served_demo: tuple[subprocess.Popen[str], str],
+) -> None:
+    """``-`` with stdin a terminal says on stderr how to end the message, which is then sent as
+    typed; piped stdin gets no such line.  Before, the command sat silent, as if hung."""
+    _, url = served_demo
+    child = pexpect.spawn(SCRIPT, ["send", url, "-", "--json"], env=ENV, encoding="utf-8")
+    try:
+        child.expect_exact(TYPING_HINT, timeout=20)
+        child.sendline("first line")
+        child.sendline("café")
+        child.sendeof()
+        child.expect(pexpect.EOF, timeout=30)
+    finally:
+        child.close()
+    assert child.exitstatus == 0
+    answer = json.loads((child.before or "").strip().splitlines()[-1])
+    assert answer["task"]["history"][0]["parts"][0]["text"] == "first line\ncafé\n"
+    piped = subprocess.run(
+        [SCRIPT, "send", url, "-", "--json"],
+        input="piped",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=ENV,
+        check=False,
+    )
+    assert (piped.returncode, piped.stderr) == (0, "")
 
 
 @pytest.mark.parametrize("command", ["send", "stream"])
