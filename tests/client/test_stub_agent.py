@@ -28,7 +28,7 @@ from a2a_trio.errors import (
     TaskNotFoundError,
     UnsupportedOperationError,
 )
-from a2a_trio.wire import V1, dumps
+from a2a_trio.wire import V03, V1, dumps
 
 from .stub_agent import (
     Reply,
@@ -345,6 +345,72 @@ async def test_error_and_garbage_inside_a_stream() -> None:
             "invalid stream event from the agent:"
             " not JSON (unexpected character, expected a string key)"
         )
+
+
+def _card_speaking(base: str, binding: str, version: str) -> dict[str, object]:
+    card = m.AgentCard(
+        name="stub",
+        description="one interface",
+        version="1",
+        supported_interfaces=(m.AgentInterface(base + "/rpc", binding, version),),
+        capabilities=m.AgentCapabilities(streaming=True),
+    )
+    return V1.encode(card)
+
+
+WRONG_EVENTS = {  # (an event in v1.0 form, in v0.3 form): what is said of it after the path
+    "no-event": (
+        {"bogus": 1},
+        {"bogus": 1},
+        {
+            "1.0": "exactly one of task, message, statusUpdate, artifactUpdate must be set",
+            "0.3": "kind must be one of task, message, status-update, artifact-update",
+        },
+    ),
+    "wrong-field": (
+        {"statusUpdate": {"taskId": 5}},
+        {"kind": "status-update", "taskId": 5},
+        {"1.0": ".statusUpdate.taskId: expected a string", "0.3": ".taskId: expected a string"},
+    ),
+    "not-an-object": ([1], [1], {"1.0": ": expected an object", "0.3": ": expected an object"}),
+}
+
+
+@pytest.mark.parametrize(
+    ("binding", "version", "at"),
+    [("JSONRPC", "1.0", "$.result"), ("HTTP+JSON", "1.0", "$"), ("JSONRPC", "0.3", "$.result")],
+)
+@pytest.mark.parametrize("wrong", WRONG_EVENTS)
+async def test_a_stream_event_of_the_wrong_shape_is_named_with_its_path(
+    binding: str, version: str, at: str, wrong: str
+) -> None:
+    """In each binding the client reads events of: an event that parses as JSON but is not
+    one is an error saying where and what."""
+    v1_event, v03_event, said_of = WRONG_EVENTS[wrong]
+    first, event = V1.encode_stream_response(TASK), v1_event
+    if version == "0.3":
+        first, event = V03.encode(TASK), v03_event
+
+    async def handler(request: Request, reply: Reply) -> None:
+        if request.path == "/.well-known/agent-card.json":
+            await reply.json(_card_speaking(agent.url, binding, version))
+            return
+        await reply.start_sse()
+        for payload in (first, event):
+            await reply.event(rpc_result(payload) if binding == "JSONRPC" else payload)
+        await reply.end_sse()
+
+    async with (
+        open_stub_agent(handler, serves_card=False) as agent,
+        open_client(agent.url) as client,
+        client.stream("x") as events,
+    ):
+        assert await anext(events) == TASK
+        with pytest.raises(InvalidResponseError) as refused:
+            await anext(events)
+    said = str(refused.value)
+    assert said.startswith("invalid stream event from the agent: " + at), said
+    assert said_of[version] in said, said
 
 
 @pytest.mark.parametrize(
