@@ -9,6 +9,8 @@ module maps the v1.0 model to and from those shapes; it keeps no state.
 
 from __future__ import annotations
 
+import re
+from base64 import b64encode
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
@@ -37,6 +39,10 @@ ROLES: Final[Mapping[str, m.Role]] = {"user": m.Role.USER, "agent": m.Role.AGENT
 
 RESULT_NAME: Final = "result"
 
+_TOKEN: Final = r"[A-Za-z0-9!#$%&'*+.^_`|~-]+"
+_DATA_URL_MEDIA_TYPE: Final = re.compile(rf"{_TOKEN}/{_TOKEN}(?:;{_TOKEN}={_TOKEN})*")
+"""A media type (RFC 9110 tokens, unquoted parameters) that a ``data:`` URL carries as is."""
+
 
 def state_name(state: m.TaskState) -> str:
     return STATES.get(state, "working")
@@ -50,14 +56,24 @@ def spell(value: Value) -> str:
 
 
 def part_text(part: m.Part) -> str:
-    """A part as the dialect's text: text as is, data as JSON text, files by their URL/name."""
+    """A part as the dialect's text: text as is, data as JSON text, a file by its URL, bytes
+    as a ``data:`` URL (RFC 2397), so the dialect's one text part loses none of them."""
     if isinstance(part, m.TextPart):
         return part.text
     if isinstance(part, m.DataPart):
         return dumps(part.data).decode()
     if isinstance(part, m.UrlPart):
         return part.url
-    return part.filename
+    return _data_url(part)
+
+
+def _data_url(part: m.RawPart) -> str:
+    """``part``'s bytes as a ``data:`` URL of its media type (when it is one such a URL can
+    carry: ``type/subtype`` and unquoted parameters; the spaces around a ``;`` dropped)."""
+    media_type = re.sub(r"\s*;\s*", ";", part.media_type.strip())
+    if not _DATA_URL_MEDIA_TYPE.fullmatch(media_type):
+        media_type = ""
+    return f"data:{media_type or 'application/octet-stream'};base64,{b64encode(part.raw).decode()}"
 
 
 def parts_text(parts: Iterable[m.Part]) -> str:

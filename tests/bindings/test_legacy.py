@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from base64 import b64encode
 from collections.abc import AsyncIterator
 from functools import partial
 from typing import Any
@@ -14,7 +15,8 @@ import orjson
 import pytest
 import trio
 
-from a2a_trio import ServerConfig, serve
+from a2a_trio import Agent, ServerConfig, TaskContext, serve
+from a2a_trio import model as m
 from a2a_trio.runtime import RuntimeConfig
 
 from .agents import agent, gates
@@ -127,6 +129,46 @@ async def test_send_defaults_echoes_and_spellings(legacy: httpx.AsyncClient) -> 
 async def test_non_string_results_are_json_text(legacy: httpx.AsyncClient) -> None:
     body = await call(legacy, "/data", "tasks/send", {"message": text("abc")})
     assert orjson.loads(body["result"]["artifacts"][0]["parts"][0]["text"]) == {"length": 3}
+
+
+files = Agent("files", "answers with files")
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@files.skill(default=True)
+async def file(ctx: TaskContext) -> m.Part | bytes:
+    if ctx.text == "png":
+        return m.RawPart(PNG, media_type="image/png; charset=binary", filename="logo.png")
+    if ctx.text == "url":
+        return m.UrlPart("https://example.com/report.pdf", media_type="application/pdf")
+    return b"\x00\xff"
+
+
+@pytest.mark.parametrize(
+    ("ask", "answer"),
+    [
+        ("png", "data:image/png;charset=binary;base64," + b64encode(PNG).decode()),
+        ("url", "https://example.com/report.pdf"),
+        ("bytes", "data:application/octet-stream;base64,AP8="),
+    ],
+)
+async def test_file_results_are_urls_in_the_result_text(
+    nursery: trio.Nursery, ask: str, answer: str
+) -> None:
+    """The dialect's result is one text part: a file is its URL, bytes a ``data:`` URL
+    (RFC 2397), in ``tasks/send``'s answer and ``tasks/sendSubscribe``'s artifact event alike.
+    Before, bytes became their file name, or nothing: lost to the consumer."""
+    config = ServerConfig(legacy_mount_all=True, legacy_bearer=True)
+    url = await nursery.start(partial(serve, files, port=0, config=config))
+    async with httpx.AsyncClient(base_url=url, headers=AUTH, timeout=10) as client:
+        sent = await call(client, "/file", "tasks/send", {"message": text(ask)})
+        envelope = rpc("tasks/sendSubscribe", {"message": text(ask)})
+        async with client.stream("POST", "/file", json=envelope) as response:
+            lines = await lines_of(response)
+    assert sent["result"]["artifacts"][0]["parts"] == [{"type": "text", "text": answer}]
+    frames = [orjson.loads(line.removeprefix("data: ")) for line in lines if line[:6] == "data: "]
+    artifacts = [frame["result"]["artifact"] for frame in frames if "artifact" in frame["result"]]
+    assert [artifact["parts"] for artifact in artifacts] == [[{"type": "text", "text": answer}]]
 
 
 async def test_failure_is_a_failed_task_with_its_message(legacy: httpx.AsyncClient) -> None:
