@@ -11,6 +11,8 @@
   no replica has written counts as left by a crashed one (default: unset, one server)
 - ``A2A_TRIO_FOLLOW_INTERVAL``: seconds between the looks at the store for a task that runs on
   another replica and has streams here (default 0.5; one look per task, shared by its streams)
+- ``A2A_TRIO_STALL_WARNING``: seconds the event loop may be held (a skill calling blocking
+  code) before a warning names what held it (default 1; 0: never)
 
 An empty variable counts as unset.  This module is the process's entry point: importing it
 checks every setting and opens the store once (as ``a2a-trio serve`` does), before hypercorn
@@ -85,16 +87,24 @@ def _server_config(env: Mapping[str, str]) -> ServerConfig:
     runtime_seconds = {
         "A2A_TRIO_RECOVERY_LEASE": "recovery_lease",
         "A2A_TRIO_FOLLOW_INTERVAL": "follow_interval",
+        "A2A_TRIO_STALL_WARNING": "stall_warning",
     }
     for variable, field in runtime_seconds.items():
         if value := env.get(variable):
-            change: dict[str, Any] = {field: _seconds(variable, value)}
+            given: float | None = _seconds(variable, value)
+            if field in OFF_AT_ZERO and given == 0:
+                given = None
+            change: dict[str, Any] = {field: given}
             try:
                 runtime = attrs.evolve(config.runtime, **change)
             except ValueError as exc:
                 raise ConfigError(f"{variable}: {exc}") from None
             config = attrs.evolve(config, runtime=runtime)
     return config
+
+
+OFF_AT_ZERO = frozenset({"stall_warning"})
+"""Runtime settings that 0 turns off (``None`` in ``RuntimeConfig``)."""
 
 
 def _seconds(variable: str, value: str) -> float:

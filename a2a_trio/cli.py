@@ -692,6 +692,14 @@ def serve(
             " recorded as failed (0: at once).",
         ),
     ] = 10.0,
+    stall_warning: Annotated[
+        float | None,
+        typer.Option(
+            metavar="SECONDS",
+            help="Seconds the event loop may be held (a skill calling blocking code) before a"
+            " warning names what held it (default 1; 0: never).",
+        ),
+    ] = None,
 ) -> None:
     """Serve an agent until SIGINT/SIGTERM (then drain running tasks gracefully; a second
     signal stops at once)."""
@@ -724,6 +732,8 @@ def serve(
         runtime = RuntimeConfig(recovery_lease=recovery_lease)
         if follow_interval is not None:
             runtime = attrs.evolve(runtime, follow_interval=follow_interval)
+        if stall_warning is not None:
+            runtime = attrs.evolve(runtime, stall_warning=stall_warning or None)
         config = ServerConfig(
             public_url=public_url,
             keepalive=keepalive,
@@ -758,7 +768,14 @@ def serve(
 
 
 # The serve options whose values the server's and runtime's configs check.
-SETTING_OPTIONS = ("keepalive", "public_url", "recovery_lease", "follow_interval", "shutdown_grace")
+SETTING_OPTIONS = (
+    "keepalive",
+    "public_url",
+    "recovery_lease",
+    "follow_interval",
+    "shutdown_grace",
+    "stall_warning",
+)
 
 
 def _in_option_terms(message: str) -> str:

@@ -190,6 +190,12 @@ BAD_SETTINGS = [
         id="follow-interval-infinite",
     ),
     pytest.param(
+        {"A2A_TRIO_STALL_WARNING": "-1"},
+        "error: A2A_TRIO_STALL_WARNING: stall_warning must be a positive number of seconds,"
+        " not -1.0",
+        id="stall-warning-negative",
+    ),
+    pytest.param(
         {"A2A_TRIO_FOLLOW_INTERVAL": "soon"},
         "error: A2A_TRIO_FOLLOW_INTERVAL must be a number of seconds, not 'soon'",
         id="follow-interval-not-a-number",
@@ -397,6 +403,16 @@ def test_the_follow_interval_setting_reaches_the_runtime() -> None:
 
     env = {"A2A_TRIO_STORE": "memory", "A2A_TRIO_FOLLOW_INTERVAL": "2.5"}
     assert app_from_env(env).app.server.config.runtime.follow_interval == 2.5
+
+
+@pytest.mark.parametrize(("value", "stall_warning"), [("", 1.0), ("0.25", 0.25), ("0", None)])
+def test_the_stall_warning_setting_reaches_the_runtime_and_0_turns_it_off(
+    value: str, stall_warning: float | None
+) -> None:
+    from a2a_trio.app import app_from_env
+
+    env = {"A2A_TRIO_STORE": "memory", "A2A_TRIO_STALL_WARNING": value}
+    assert app_from_env(env).app.server.config.runtime.stall_warning == stall_warning
 
 
 async def test_a_store_of_a_newer_release_stops_start_up_with_one_line(tmp_path: Path) -> None:

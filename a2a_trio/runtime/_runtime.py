@@ -12,6 +12,7 @@ Ownership::
 
     TaskRuntime.run()                    the runtime's lifetime (app serving / serve())
     └── nursery
+        ├── watch_for_stalls()               what holds the event loop (``stall_warning``)
         ├── job A: CancelScope ── handler(ctx) [── poll_job(handle) for parked work]
         └── job B: CancelScope ── handler(ctx)
 """
@@ -83,6 +84,7 @@ from ._outcome import (
     value_to_parts,
 )
 from ._parked import DEFAULT_POLL_INTERVAL, JobCanceled, is_job_handle, poll_job
+from ._stalls import job_task_name, watch_for_stalls
 from ._stream import TaskStream, ends_stream
 
 logger = logging.getLogger("a2a_trio.runtime")
@@ -95,6 +97,8 @@ settled, re-run, or deleted (a user's own ``delete_task``)."""
 RECOVERY_RETRY = 5.0
 """Seconds between attempts when the store is unavailable for the recovery at start."""
 DEFAULT_FOLLOW_INTERVAL = 0.5
+DEFAULT_STALL_WARNING = 1.0
+"""Seconds without anything else running that are worth a warning (``stall_warning``)."""
 """Seconds between the looks at the store for a task streams follow (``follow_interval``)."""
 
 SHUTDOWN_MESSAGE = "The server shut down before this task finished; please send it again."
@@ -149,6 +153,12 @@ class RuntimeConfig:
     of the events when it moved; the events come up to this much later than on the running
     replica."""
 
+    stall_warning: float | None = attrs.field(default=DEFAULT_STALL_WARNING)
+    """Seconds the event loop may run nothing else (a skill calling blocking code, or more
+    work at once than the process gets through) before a warning says so; the steps that hold
+    it that long are then named, with their skill and task, for a minute.  ``None``: not
+    watched."""
+
     @recovery_lease.validator
     def _check_lease(self, _attribute: object, value: float | None) -> None:
         if value is not None and not (0 < value < float("inf")):
@@ -158,6 +168,11 @@ class RuntimeConfig:
     def _check_follow_interval(self, _attribute: object, value: float) -> None:
         if not (0 < value < float("inf")):
             raise ValueError(f"follow_interval must be a positive number of seconds, not {value}")
+
+    @stall_warning.validator
+    def _check_stall_warning(self, _attribute: object, value: float | None) -> None:
+        if value is not None and not (0 < value < float("inf")):
+            raise ValueError(f"stall_warning must be a positive number of seconds, not {value}")
 
 
 @attrs.frozen
@@ -206,6 +221,8 @@ class TaskRuntime:
                 nursery.start_soon(self._recover_until_done)
             if self.config.recovery_lease is not None:
                 nursery.start_soon(self._keep_leases, self.config.recovery_lease)
+            if self.config.stall_warning is not None:
+                nursery.start_soon(watch_for_stalls, self.config.stall_warning)
             task_status.started()
             try:
                 await trio.sleep_forever()
@@ -810,7 +827,9 @@ class TaskRuntime:
             on_superseded=self._superseded,
         )
         self._jobs[task.id] = job
-        self._nursery.start_soon(self._run_job, job, incoming, name=f"a2a task {task.id}")
+        self._nursery.start_soon(
+            self._run_job, job, incoming, name=job_task_name(skill.id, task.id)
+        )
         return job
 
     async def _reply(self, scope: CallerScope, skill: Skill, incoming: Incoming) -> m.Message:

@@ -272,6 +272,10 @@ def test_runtime_errors_exit_2(
             "--follow-interval must be a positive number of seconds, not -1.0",
         ),
         (
+            ["serve", "a2a_trio.demo:agent", "--stall-warning", "-0.5"],
+            "--stall-warning must be a positive number of seconds, not -0.5",
+        ),
+        (
             ["serve", "a2a_trio.demo:agent", "--shutdown-grace", "-1"],
             "--shutdown-grace must be zero or a positive number of seconds, not -1.0",
         ),
@@ -453,6 +457,47 @@ def test_a_task_that_did_not_complete_exits_3(
         code, out, err = in_process(capsys, "stream", url, "hi", "--skill", "ask")
         assert (code, err) == (0, "")
         assert "INPUT_REQUIRED" in out and "Which one?" in out
+
+
+BLOCKING_AGENT = """
+import time
+
+from a2a_trio import Agent, TaskContext
+
+agent = Agent("blocking", "Holds the event loop.")
+
+
+@agent.skill(default=True)
+async def block(ctx: TaskContext) -> str:
+    time.sleep(0.8)
+    return "done"
+"""
+
+
+@pytest.mark.parametrize("threshold", ["0.3", "0"])
+def test_serve_names_a_skill_holding_the_event_loop_unless_told_not_to(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], threshold: str
+) -> None:
+    """``--stall-warning SECONDS``: the first stall is said, the next is named with its skill
+    and task, on stderr as any warning; 0 turns the watch off."""
+    (tmp_path / "blocking.py").write_text(BLOCKING_AGENT)
+    options = ("--stall-warning", threshold)
+    with serving_demo(*options, agent="blocking:agent", cwd=tmp_path) as (proc, url):
+        for _ in range(2):
+            code, _out, err = in_process(capsys, "send", url, "hi", "--json")
+            assert (code, err) == (0, "")
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+        assert proc.stderr is not None
+        warned = [line for line in proc.stderr.read().splitlines() if "event loop" in line]
+    if threshold == "0":
+        assert warned == []
+        return
+    assert len(warned) == 2, warned
+    assert warned[0].startswith("WARNING a2a_trio.runtime: the event loop was held for 0.")
+    assert re.match(
+        r"WARNING a2a_trio.runtime: skill 'block' on task [-0-9a-f]{36} held", warned[1]
+    )
 
 
 TAILOR_AGENT = """
