@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import json
 import re
 import typing
@@ -32,7 +33,16 @@ MISSING: Final = "required field missing"
 
 
 def loads(body: bytes | str) -> Any:
-    """Parse a JSON document; a bad document raises ``ParseError`` (-32700)."""
+    """Parse a JSON document; a bad document raises ``ParseError`` (-32700).
+
+    A UTF-8 byte-order mark before the document is passed over, as RFC 8259 §8.1 allows:
+    some clients write one (Windows PowerShell 5.1's ``Invoke-RestMethod``, files saved as
+    "UTF-8 with BOM"), and orjson refuses it.
+    """
+    if isinstance(body, bytes) and body.startswith(codecs.BOM_UTF8):
+        body = body[len(codecs.BOM_UTF8) :]
+    elif isinstance(body, str) and body.startswith("\ufeff"):
+        body = body[1:]
     try:
         return orjson.loads(body)
     except orjson.JSONDecodeError as exc:

@@ -85,6 +85,12 @@ async def test_rest_bodies(http: httpx.AsyncClient) -> None:
         headers={**V1_HEADERS, "Content-Type": "application/a2a+json"},
     )
     assert a2a_json.status_code == 200
+    marked = await http.post(  # a UTF-8 byte-order mark first, as PowerShell 5.1 sends
+        "/message:send",
+        content=b"\xef\xbb\xbf" + httpx.Request("POST", "/", json=SEND).content,
+        headers={**V1_HEADERS, "Content-Type": "application/json"},
+    )
+    assert marked.status_code == 200
 
 
 @pytest.mark.parametrize(("version", "status"), [("2.0", 400), ("0.3", 400), ("1.0", 200)])

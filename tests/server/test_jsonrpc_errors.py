@@ -7,6 +7,7 @@ echoed whenever the request had a valid one (null otherwise), and nothing intern
 
 from __future__ import annotations
 
+import codecs
 import re
 import uuid
 from collections.abc import AsyncIterator
@@ -532,6 +533,15 @@ async def test_content_type(http: httpx.AsyncClient) -> None:
         assert error["code"] == -32600
     for right in ("application/json; charset=utf-8", "application/a2a+json", "APPLICATION/JSON"):
         assert result_of(await post_raw(http, body, right), 50)["tasks"] == []
+
+
+async def test_a_byte_order_mark_before_the_body_is_passed_over(http: httpx.AsyncClient) -> None:
+    """RFC 8259 §8.1 lets a parser ignore one; Windows PowerShell 5.1 sends one.  Two are
+    still a parse error.  Before, one was: orjson refuses it."""
+    body = orjson.dumps(rpc("ListTasks", {}, 51))
+    assert result_of(await post_raw(http, codecs.BOM_UTF8 + body), 51)["tasks"] == []
+    error = error_of(await post_raw(http, codecs.BOM_UTF8 * 2 + body), None)
+    assert error["code"] == -32700
 
 
 async def post_body_in_chunks(

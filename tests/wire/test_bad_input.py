@@ -359,6 +359,12 @@ def test_data_at_the_depth_limit_is_accepted() -> None:
     assert request.message.parts == (m.DataPart(ok),)
 
 
+def test_one_byte_order_mark_before_a_document_is_passed_over() -> None:
+    assert loads(b"\xef\xbb\xbf{}") == loads("\ufeff{}") == {}
+    with pytest.raises(ParseError, match="byte order mark"):
+        loads(b"\xef\xbb\xbf\xef\xbb\xbf{}")
+
+
 def test_deep_json_document_is_a_parse_error() -> None:
     with pytest.raises(ParseError):
         loads(b"[" * 100_000 + b"]" * 100_000)
