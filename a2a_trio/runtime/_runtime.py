@@ -97,9 +97,9 @@ settled, re-run, or deleted (a user's own ``delete_task``)."""
 RECOVERY_RETRY = 5.0
 """Seconds between attempts when the store is unavailable for the recovery at start."""
 DEFAULT_FOLLOW_INTERVAL = 0.5
+"""Seconds between the looks at the store for a task streams follow (``follow_interval``)."""
 DEFAULT_STALL_WARNING = 1.0
 """Seconds without anything else running that are worth a warning (``stall_warning``)."""
-"""Seconds between the looks at the store for a task streams follow (``follow_interval``)."""
 
 SHUTDOWN_MESSAGE = "The server shut down before this task finished; please send it again."
 RESTART_MESSAGE = "The server restarted before this task finished; please send it again."

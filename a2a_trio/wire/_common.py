@@ -39,14 +39,15 @@ def loads(body: bytes | str) -> Any:
     some clients write one (Windows PowerShell 5.1's ``Invoke-RestMethod``, files saved as
     "UTF-8 with BOM"), and orjson refuses it.
     """
+    document = body
     if isinstance(body, bytes) and body.startswith(codecs.BOM_UTF8):
-        body = body[len(codecs.BOM_UTF8) :]
+        document = body[len(codecs.BOM_UTF8) :]
     elif isinstance(body, str) and body.startswith("\ufeff"):
-        body = body[1:]
+        document = body[1:]
     try:
-        return orjson.loads(body)
+        return orjson.loads(document)
     except orjson.JSONDecodeError as exc:
-        reason = _not_utf8(body) or exc.msg
+        reason = _not_utf8(body) or exc.msg  # (the offset of a bad byte counts the mark)
         refused = ParseError(f"Parse error: the request body is not valid JSON ({reason})")
         refused.reason = reason
         raise refused from None

@@ -363,6 +363,8 @@ def test_one_byte_order_mark_before_a_document_is_passed_over() -> None:
     assert loads(b"\xef\xbb\xbf{}") == loads("\ufeff{}") == {}
     with pytest.raises(ParseError, match="byte order mark"):
         loads(b"\xef\xbb\xbf\xef\xbb\xbf{}")
+    with pytest.raises(ParseError, match="byte 0xe9 at offset 4"):  # offsets count the mark
+        loads(b'\xef\xbb\xbf"\xe9"')
 
 
 def test_deep_json_document_is_a_parse_error() -> None:
