@@ -79,8 +79,8 @@ class HttpCall:
     params: tuple[tuple[str, str], ...] = ()
 
 
-def _bad_response(what: str, exc: A2AError | None = None) -> InvalidResponseError:
-    detail = f": {exc.message}" if exc is not None else ""
+def _bad_response(what: str, why: str = "") -> InvalidResponseError:
+    detail = f": {why}" if why else ""
     return InvalidResponseError(f"invalid {what} from the agent{detail}")
 
 
@@ -88,9 +88,7 @@ def _json_body(body: bytes, what: str) -> Any:
     try:
         return loads(body)
     except ParseError as exc:
-        raise InvalidResponseError(
-            f"invalid {what} from the agent: not JSON ({exc.reason})"
-        ) from None
+        raise _bad_response(what, f"not JSON ({exc.reason})") from None
 
 
 def http_status_error(status: int, body: bytes, url: str) -> Exception:
@@ -147,7 +145,7 @@ def decode_result(codec: V1Codec | V03Codec, op: Op, data: Any, *, path: str) ->
             return None
         return codec.decode(data, RESULT_TYPES[op], path=path)
     except InvalidParamsError as exc:
-        raise _bad_response(f"{op} result", exc) from None
+        raise _bad_response(f"{op} result", exc.message) from None
 
 
 class JsonRpcBinding(Binding):
@@ -175,7 +173,7 @@ class JsonRpcBinding(Binding):
         try:
             return V1.decode_stream_response(result, path="$.result")
         except InvalidParamsError as exc:
-            raise _bad_response("stream event", exc) from None
+            raise _bad_response("stream event", exc.message) from None
 
     def call(self, op: Op, request: Any) -> HttpCall:
         envelope = {
@@ -282,7 +280,7 @@ class RestBinding(Binding):
         try:
             return V1.decode_stream_response(parsed)
         except InvalidParamsError as exc:
-            raise _bad_response("stream event", exc) from None
+            raise _bad_response("stream event", exc.message) from None
 
     def error(self, status: int, body: bytes) -> Exception:
         try:
@@ -358,5 +356,5 @@ class JsonRpcV03Binding(JsonRpcBinding):
         try:
             event, _final = V03.decode_stream_event(result, path="$.result")
         except InvalidParamsError as exc:
-            raise _bad_response("stream event", exc) from None
+            raise _bad_response("stream event", exc.message) from None
         return event

@@ -10,7 +10,6 @@ module maps the v1.0 model to and from those shapes; it keeps no state.
 from __future__ import annotations
 
 import re
-from base64 import b64encode
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
@@ -20,6 +19,7 @@ from ._common import (
     MISSING,
     check_json_value,
     dumps,
+    encode_bytes,
     expect_list,
     expect_object,
     expect_str,
@@ -73,7 +73,7 @@ def _data_url(part: m.RawPart) -> str:
     media_type = re.sub(r"\s*;\s*", ";", part.media_type.strip())
     if not _DATA_URL_MEDIA_TYPE.fullmatch(media_type):
         media_type = ""
-    return f"data:{media_type or 'application/octet-stream'};base64,{b64encode(part.raw).decode()}"
+    return f"data:{media_type or 'application/octet-stream'};base64,{encode_bytes(part.raw)}"
 
 
 def parts_text(parts: Iterable[m.Part]) -> str:
