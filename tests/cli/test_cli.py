@@ -53,6 +53,7 @@ from a2a_trio.wire import V1
 SCRIPT = str(Path(sys.executable).with_name("a2a-trio"))
 ENV = {k: v for k, v in os.environ.items() if k != "A2A_TOKEN"} | {"COLUMNS": "120"}
 ENV["NO_COLOR"] = "1"
+WITHOUT_PYTHONPATH = {k: v for k, v in ENV.items() if k != "PYTHONPATH"}
 MEMORY = ("--store", "memory")  # the default store is a file in the working directory
 QUIET = ("--log-level", "warning")
 
@@ -362,18 +363,23 @@ def serving_demo(
     launch: Callable[[list[str]], list[str]] = list,
     agent: str = "a2a_trio.demo:agent",
     cwd: Path | None = None,
+    as_a_user: bool = False,
 ) -> Iterator[tuple[subprocess.Popen[str], str]]:
     """``a2a-trio serve`` with the built-in demo agent, or ``agent`` found from ``cwd`` (port 0
     unless ``options`` say), and its base URL; killed on exit if it is still running.
-    ``launch`` wraps the command line."""
-    command = launch([SCRIPT, "serve", agent, "--port", "0", *MEMORY, *QUIET, *options])
+    ``launch`` wraps the command line.  The store is memory and only warnings are logged,
+    unless ``as_a_user``: then the command is as a user types it next to their module (its
+    default store and log level, no PYTHONPATH)."""
+    defaults = () if as_a_user else (*MEMORY, *QUIET)
+    command = launch([SCRIPT, "serve", agent, "--port", "0", *defaults, *options])
+    env = WITHOUT_PYTHONPATH if as_a_user else ENV
     with subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, cwd=cwd
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd
     ) as proc:
-        assert proc.stdout is not None
+        assert proc.stdout is not None and proc.stderr is not None
         try:
             line = proc.stdout.readline()
-            assert line.startswith(f"serving {agent} at http://"), line
+            assert line.startswith(f"serving {agent} at http://"), line or proc.stderr.read()
             yield proc, line.split(" at ")[1].strip()
         finally:
             if proc.poll() is None:
@@ -839,31 +845,6 @@ async def test_auth_options_reach_the_agent() -> None:
 
 
 README_AGENT = python_blocks("README.md")[0]  # "Write your own agent": mymodule.py
-WITHOUT_PYTHONPATH = {k: v for k, v in ENV.items() if k != "PYTHONPATH"}
-
-
-@contextlib.contextmanager
-def serving_from(directory: Path, *args: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    """The installed console script's ``serve`` started in ``directory`` without PYTHONPATH
-    (as a user runs it next to their module): its URL and the process, which the caller stops
-    with SIGTERM (it is killed if still running)."""
-    with subprocess.Popen(
-        [SCRIPT, "serve", *args, "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=WITHOUT_PYTHONPATH,
-        cwd=directory,
-    ) as proc:
-        assert proc.stdout is not None and proc.stderr is not None
-        try:
-            line = proc.stdout.readline()
-            assert line.startswith(f"serving {args[0]} at http://"), line or proc.stderr.read()
-            yield line.split(" at ")[1].strip(), proc
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait(timeout=10)
 
 
 @runs_examples("README.md", 0)
@@ -872,7 +853,10 @@ def test_serve_finds_a_module_in_the_current_directory(
 ) -> None:
     """The installed console script, started where the module is, like ``python -m``."""
     (tmp_path / "mymodule.py").write_text(README_AGENT)
-    with serving_from(tmp_path, "mymodule:agent", "--log-level", "warning") as (url, proc):
+    served = serving_demo(
+        "--log-level", "warning", agent="mymodule:agent", cwd=tmp_path, as_a_user=True
+    )
+    with served as (proc, url):
         code, out, err = in_process(capsys, "send", url, "Ada", "--json")
         assert code == 0, err
         parts = json.loads(out)["task"]["artifacts"][0]["parts"]
@@ -885,7 +869,7 @@ def test_serve_warns_once_about_an_agent_without_skills(tmp_path: Path) -> None:
     """A forgotten ``@agent.skill``: served, with one warning at start (the command loads the
     agent by name, then serves it: a warning in each would be two)."""
     (tmp_path / "bare.py").write_text('from a2a_trio import Agent\n\nagent = Agent("Bare")\n')
-    with serving_from(tmp_path, "bare:agent") as (_url, proc):
+    with serving_demo(agent="bare:agent", cwd=tmp_path, as_a_user=True) as (proc, _url):
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=20) == 0
         assert proc.stderr is not None
