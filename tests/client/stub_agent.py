@@ -119,12 +119,12 @@ def stream_result(event: m.StreamEvent) -> dict[str, Any]:
     return rpc_result(V1.encode_stream_response(event))
 
 
-def card_for(base: str, binding: str = "JSONRPC") -> dict[str, Any]:
+def card_for(base: str, binding: str = "JSONRPC", version: str = "1.0") -> dict[str, Any]:
     card = m.AgentCard(
         name="stub",
         description="scripted answers",
         version="1",
-        supported_interfaces=(m.AgentInterface(base + "/rpc", binding, "1.0"),),
+        supported_interfaces=(m.AgentInterface(base + "/rpc", binding, version),),
         capabilities=m.AgentCapabilities(streaming=True),
     )
     return V1.encode(card)

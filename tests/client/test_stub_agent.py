@@ -347,17 +347,6 @@ async def test_error_and_garbage_inside_a_stream() -> None:
         )
 
 
-def _card_speaking(base: str, binding: str, version: str) -> dict[str, object]:
-    card = m.AgentCard(
-        name="stub",
-        description="one interface",
-        version="1",
-        supported_interfaces=(m.AgentInterface(base + "/rpc", binding, version),),
-        capabilities=m.AgentCapabilities(streaming=True),
-    )
-    return V1.encode(card)
-
-
 WRONG_EVENTS = {  # (an event in v1.0 form, in v0.3 form): what is said of it after the path
     "no-event": (
         {"bogus": 1},
@@ -393,7 +382,7 @@ async def test_a_stream_event_of_the_wrong_shape_is_named_with_its_path(
 
     async def handler(request: Request, reply: Reply) -> None:
         if request.path == "/.well-known/agent-card.json":
-            await reply.json(_card_speaking(agent.url, binding, version))
+            await reply.json(card_for(agent.url, binding, version))
             return
         await reply.start_sse()
         for payload in (first, event):
