@@ -34,7 +34,7 @@ if TYPE_CHECKING:
         TaskFailed,
         TaskRejected,
     )
-    from .server import ServerConfig, create_app, serve
+    from .server import PushSettings, ServerConfig, create_app, serve
 
     __version__: str
 
@@ -71,7 +71,7 @@ _HOMES = {
         ),
         "runtime",
     ),
-    **dict.fromkeys(("ServerConfig", "create_app", "serve"), "server"),
+    **dict.fromkeys(("PushSettings", "ServerConfig", "create_app", "serve"), "server"),
 }
 """The subpackage each public name comes from."""
 
@@ -112,6 +112,7 @@ __all__ = [
     "JobStatus",
     "Message",
     "Part",
+    "PushSettings",
     "RawPart",
     "Role",
     "RuntimeConfig",

@@ -13,6 +13,8 @@
   another replica and has streams here (default 0.5; one look per task, shared by its streams)
 - ``A2A_TRIO_STALL_WARNING``: seconds the event loop may be held (a skill calling blocking
   code) before a warning names what held it (default 1; 0: never)
+- ``A2A_TRIO_PUSH``: push notifications ``off`` (the default), ``on`` (webhooks at public
+  addresses), or ``private`` (webhooks on loopback and private networks too; docs/push.md)
 
 An empty variable counts as unset.  This module is the process's entry point: importing it
 checks every setting and opens the store once (as ``a2a-trio serve`` does), before hypercorn
@@ -40,6 +42,7 @@ from .loading import (
     StoreOpenError,
     check_store,
     load_agent,
+    push_from,
     retention_from,
 )
 from .server import (
@@ -78,7 +81,8 @@ def _setting[V, T](variable: str, parse: Callable[[V], T], value: V) -> T:
 
 def _server_config(env: Mapping[str, str]) -> ServerConfig:
     """ServerConfig's own validators judge the values, so the rules live in one place."""
-    config = ServerConfig()
+    push = _setting("A2A_TRIO_PUSH", push_from, env.get("A2A_TRIO_PUSH"))
+    config = ServerConfig(push=push)
     if keepalive := env.get("A2A_TRIO_KEEPALIVE"):
         seconds = _seconds("A2A_TRIO_KEEPALIVE", keepalive)
         config = _evolve(config, "A2A_TRIO_KEEPALIVE", keepalive=seconds)

@@ -700,12 +700,20 @@ def serve(
             " warning names what held it (default 1; 0: never).",
         ),
     ] = None,
+    push: Annotated[
+        str,
+        typer.Option(
+            metavar="MODE",
+            help="Push notifications to the webhooks clients register: off (the default), on"
+            " (webhooks at public addresses), or private (loopback and private networks too).",
+        ),
+    ] = "off",
 ) -> None:
     """Serve an agent until SIGINT/SIGTERM (then drain running tasks gracefully; a second
     signal stops at once)."""
     from ._cli._signals import serve_until_signalled
     from ._one_server import served_store
-    from .loading import ConfigError, StoreOpenError, check_store, load_agent
+    from .loading import ConfigError, StoreOpenError, check_store, load_agent, push_from
     from .runtime import RuntimeConfig
     from .server import ServerConfig, raise_open_file_limit, tune_gc_for_streams
     from .server import serve as serve_agent
@@ -729,6 +737,10 @@ def serve(
     except ConfigError as exc:
         raise UsageProblem(str(exc)) from None
     try:
+        push_settings = push_from(push)
+    except ConfigError as exc:
+        raise UsageProblem(f"--push {exc}") from None
+    try:
         runtime = RuntimeConfig(recovery_lease=recovery_lease)
         if follow_interval is not None:
             runtime = attrs.evolve(runtime, follow_interval=follow_interval)
@@ -739,6 +751,7 @@ def serve(
             keepalive=keepalive,
             shutdown_grace=shutdown_grace,
             runtime=runtime,
+            push=push_settings,
         )
     except ValueError as exc:  # a setting the configs' validators refuse
         raise UsageProblem(_in_option_terms(str(exc))) from None

@@ -18,7 +18,7 @@ from types import ModuleType
 from ._one_server import StoreInUseError
 from .errors import StoreError
 from .runtime import Agent
-from .server import StoreFactory
+from .server import PushSettings, StoreFactory
 from .store import DEFAULT_RETENTION, Retention, StoreSchemaError
 
 
@@ -234,3 +234,20 @@ def retention_from(seconds: str | None) -> Retention:
     if ttl <= 0:
         raise ConfigError(f"the retention must be a positive number of seconds, not {seconds!r}")
     return Retention(terminal_ttl=timedelta(seconds=ttl))
+
+
+PUSH_MODES = {
+    "off": None,
+    "on": PushSettings(),
+    "private": PushSettings(allow_private_networks=True),
+}
+"""The words ``A2A_TRIO_PUSH`` and ``a2a-trio serve --push`` take: push notifications off, on
+(webhooks at public addresses), or on with webhooks on private networks allowed too."""
+
+
+def push_from(mode: str | None) -> PushSettings | None:
+    """The push settings ``mode`` names (unset or empty: off)."""
+    try:
+        return PUSH_MODES[(mode or "off").strip().lower()]
+    except KeyError:
+        raise ConfigError(f"{mode!r} is not one of {', '.join(PUSH_MODES)}") from None

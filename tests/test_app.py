@@ -18,6 +18,8 @@ import pytest
 import trio
 from open_files import CONNECTIONS, answered_together, with_soft_limit
 
+from a2a_trio import PushSettings
+
 HYPERCORN = str(Path(sys.executable).with_name("hypercorn"))
 TRIO_APP = [HYPERCORN, "-k", "trio", "--bind", "127.0.0.1:0", "a2a_trio.app:app"]
 
@@ -194,6 +196,11 @@ BAD_SETTINGS = [
         "error: A2A_TRIO_STALL_WARNING: stall_warning must be a positive number of seconds,"
         " not -1.0",
         id="stall-warning-negative",
+    ),
+    pytest.param(
+        {"A2A_TRIO_PUSH": "yes"},
+        "error: A2A_TRIO_PUSH: 'yes' is not one of off, on, private",
+        id="push-unknown-mode",
     ),
     pytest.param(
         {"A2A_TRIO_FOLLOW_INTERVAL": "soon"},
@@ -413,6 +420,24 @@ def test_the_stall_warning_setting_reaches_the_runtime_and_0_turns_it_off(
 
     env = {"A2A_TRIO_STORE": "memory", "A2A_TRIO_STALL_WARNING": value}
     assert app_from_env(env).app.server.config.runtime.stall_warning == stall_warning
+
+
+@pytest.mark.parametrize(
+    ("value", "push"),
+    [
+        ("", None),
+        ("off", None),
+        ("on", PushSettings()),
+        ("Private", PushSettings(allow_private_networks=True)),
+    ],
+)
+def test_the_push_setting_turns_push_notifications_on(
+    value: str, push: PushSettings | None
+) -> None:
+    from a2a_trio.app import app_from_env
+
+    env = {"A2A_TRIO_STORE": "memory", "A2A_TRIO_PUSH": value}
+    assert app_from_env(env).app.server.config.push == push
 
 
 async def test_a_store_of_a_newer_release_stops_start_up_with_one_line(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ import functools
 import inspect
 import logging
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from datetime import datetime, timedelta
 from typing import Any, Final
 
@@ -114,6 +114,11 @@ CANCEL_ATTEMPTS = 20
 """Reads and conditional writes a cancel of a task running on another replica makes before it
 gives up: a write in between (the handler's, until the cancel fences it out; another
 replica's) makes the cancel read the task again."""
+
+
+type OnStart = Callable[[str, int], Awaitable[None]]
+"""What a send calls once its task's job has started: ``(task_id, after)``, ``after`` being
+the task's last event before the message's own (0 for a new task)."""
 
 
 @attrs.frozen
@@ -283,10 +288,19 @@ class TaskRuntime:
 
     # --- operations -----------------------------------------------------------------------
 
-    async def send(self, scope: CallerScope, request: m.SendMessageRequest) -> m.Task | m.Message:
-        """SendMessage: the reply message, or the task once settled (or at once when asked)."""
+    async def send(
+        self,
+        scope: CallerScope,
+        request: m.SendMessageRequest,
+        *,
+        on_start: OnStart | None = None,
+    ) -> m.Task | m.Message:
+        """SendMessage: the reply message, or the task once settled (or at once when asked).
+
+        ``on_start(task_id, after)`` is awaited once the task's job has started, before any
+        wait: ``after`` is the number of the task's last event before this message's."""
         config = request.configuration or DEFAULT_SEND
-        started = await self._accept(scope, request)
+        started = await self._accept(scope, request, on_start)
         if isinstance(started, m.Message):
             return started
         task = started.task if config.return_immediately else await self._settled(scope, started)
@@ -322,9 +336,16 @@ class TaskRuntime:
             finally:
                 follower.close()
 
-    async def send_stream(self, scope: CallerScope, request: m.SendMessageRequest) -> TaskStream:
-        """SendStreamingMessage: the task's events from its start (or from this follow-up)."""
-        started = await self._accept(scope, request)
+    async def send_stream(
+        self,
+        scope: CallerScope,
+        request: m.SendMessageRequest,
+        *,
+        on_start: OnStart | None = None,
+    ) -> TaskStream:
+        """SendStreamingMessage: the task's events from its start (or from this follow-up);
+        ``on_start`` as for :meth:`send`."""
+        started = await self._accept(scope, request, on_start)
         if isinstance(started, m.Message):
             return TaskStream([LogEntry(1, started)], None, stop_on_interrupt=True)
         log = started.log
@@ -565,7 +586,9 @@ class TaskRuntime:
 
     # --- starting and continuing tasks ----------------------------------------------------
 
-    async def _accept(self, scope: CallerScope, request: m.SendMessageRequest) -> Job | m.Message:
+    async def _accept(
+        self, scope: CallerScope, request: m.SendMessageRequest, on_start: OnStart | None
+    ) -> Job | m.Message:
         message = request.message
         _check_user_message(message)
         if request.configuration is not None:
@@ -576,7 +599,11 @@ class TaskRuntime:
             raise UnsupportedOperationError(SHUTTING_DOWN)
         self._admitting += 1
         try:
-            return await self._admit(scope, request)
+            started = await self._admit(scope, request)
+            if on_start is not None and isinstance(started, Job):
+                after = started.log.last_seq if request.message.task_id else 0
+                await on_start(started.id, after)
+            return started
         finally:
             self._admitting -= 1
             if not self._admitting and self._idle:  # (only a drain parks there)

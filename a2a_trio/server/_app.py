@@ -32,6 +32,7 @@ from ._card import CardCache
 from ._config import ServerConfig
 from ._handler import UNEXPECTED_FAILURE, RequestHandler
 from ._jsonrpc_endpoint import JsonRpcEndpoint
+from ._push import PushSender
 from ._stopping import draining
 
 CARD_PATH = "/.well-known/agent-card.json"
@@ -81,6 +82,7 @@ class A2AServer:
         self._open_store = store_factory_for(store, alone=config.runtime.recovery_lease is None)
         self._runtime: TaskRuntime | None = None
         self._handler: RequestHandler | None = None
+        self._push: PushSender | None = None
         self._cancel = trio.CancelScope()
         self._stopped = trio.Event()
         self._drain_deadline: float | None = None
@@ -103,19 +105,27 @@ class A2AServer:
             with self._cancel:
                 async with self._open_store() as store, trio.open_nursery() as nursery:
                     self._runtime = TaskRuntime(self.agent, store, self.config.runtime)
-                    self._handler = RequestHandler(self._runtime)
+                    if self.config.push is not None:
+                        self._push = PushSender(self._runtime, self.config.push)
+                        runtime = self.config.runtime
+                        resume = runtime.recover_unfinished and runtime.recovery_lease is None
+                        await nursery.start(partial(self._push.run, resume=resume))
+                    self._handler = RequestHandler(self._runtime, self._push)
                     await nursery.start(self._runtime.run)
                     task_status.started()
         finally:
             self._stopped.set()
 
     async def drain(self) -> None:
-        """Refuse new tasks and wait for running jobs, until ``shutdown_grace`` seconds after
-        the first call (a later call waits out the same grace, no more)."""
+        """Refuse new tasks and wait for running jobs, then for push deliveries under way,
+        until ``shutdown_grace`` seconds after the first call (a later call waits out the
+        same grace, no more)."""
         if self._drain_deadline is None:
             self._drain_deadline = trio.current_time() + self.config.shutdown_grace
         if self._runtime is not None:
             await self._runtime.drain(max(0.0, self._drain_deadline - trio.current_time()))
+        if self._push is not None:  # the drained tasks' last events are still to go out
+            await self._push.drain(max(0.0, self._drain_deadline - trio.current_time()))
 
     async def stop(self) -> None:
         """Drain running jobs (see :meth:`drain`), then cancel what is left.

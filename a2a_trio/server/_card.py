@@ -48,7 +48,9 @@ class CardCache:
         return self._agent.card(
             interfaces(self._config, self._config.public_url or base_url),
             capabilities=m.AgentCapabilities(
-                streaming=True, push_notifications=False, extended_agent_card=False
+                streaming=True,
+                push_notifications=self._config.push is not None,
+                extended_agent_card=False,
             ),
             security_schemes=dict(self._config.security_schemes),
             security_requirements=self._config.security_requirements,

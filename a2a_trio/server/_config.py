@@ -60,6 +60,30 @@ def _absolute_http_url(_config: object, field: attrs.Attribute[str | None], valu
         )
 
 
+def _attempts(_settings: object, field: attrs.Attribute[int], value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{field.name} must be a whole number of at least 1, not {value!r}")
+
+
+@attrs.frozen
+class PushSettings:
+    """How a server delivers push notifications (A2A v1.0 §4.3); giving
+    ``ServerConfig(push=PushSettings())`` turns them on, and the card then says
+    ``pushNotifications: true``.
+
+    Each event is POSTed to each of its task's webhooks with a ``timeout`` (seconds) per try,
+    and tried ``attempts`` times in all while the webhook answers with a network error, a
+    timeout, 408, 429 or a 5xx status, waiting ``retry_wait`` seconds before the second try and
+    twice as long before each one after; any other answer but a 2xx refuses the event at once.
+    Webhooks must resolve to public addresses unless ``allow_private_networks`` (see
+    docs/push.md: a client could otherwise make the server reach its own network)."""
+
+    timeout: float = attrs.field(default=10.0, validator=_positive_seconds)
+    attempts: int = attrs.field(default=3, validator=_attempts)
+    retry_wait: float = attrs.field(default=1.0, validator=_seconds_or_none)
+    allow_private_networks: bool = False
+
+
 @attrs.frozen
 class ServerConfig:
     """How an a2a_trio server is exposed.
@@ -91,6 +115,9 @@ class ServerConfig:
     owner id, or an exception other than an ``A2AError``, fails the request with an internal
     error (HTTP 500, -32603) and is logged.  ``security_schemes`` and
     ``security_requirements`` are advertised on the agent card so clients know what to send.
+
+    ``push`` turns push notifications on (:class:`PushSettings`); without it the card says
+    ``pushNotifications: false`` and every push-config call is refused.
     """
 
     jsonrpc_path: str = "/"
@@ -110,6 +137,7 @@ class ServerConfig:
     authenticate: Authenticator | None = None
     security_schemes: Mapping[str, m.SecurityScheme] = attrs.field(factory=dict)
     security_requirements: tuple[m.SecurityRequirement, ...] = ()
+    push: PushSettings | None = None
 
 
 type Authenticator = Callable[[Mapping[str, str]], Awaitable[str]]

@@ -7,7 +7,9 @@ same request gives the same result on every binding.
 from __future__ import annotations
 
 import logging
-from typing import NoReturn
+from functools import partial
+
+import attrs
 
 from .. import model as m
 from .._throttle import ThrottledLog
@@ -20,10 +22,12 @@ from ..errors import (
     PushNotificationNotSupportedError,
     StoreDamagedError,
     StoreUnavailableError,
+    TaskNotFoundError,
     UnsupportedOperationError,
 )
-from ..runtime import TaskRuntime, TaskStream
+from ..runtime import OnStart, TaskRuntime, TaskStream
 from ..store import CallerScope
+from ._push import PushSender
 
 logger = logging.getLogger("a2a_trio.server")
 
@@ -48,21 +52,25 @@ def push_not_supported() -> PushNotificationNotSupportedError:
     )
 
 
-def _refuse_push_config(request: m.SendMessageRequest) -> None:
-    """A send asking for push delivery is refused before anything is stored, not served
-    without it: the client would wait for notifications that never come."""
-    configuration = request.configuration
-    if configuration is not None and configuration.task_push_notification_config is not None:
-        raise push_not_supported()
+def _no_config(task_id: str, config_id: str) -> TaskNotFoundError:
+    """A2A v1.0 §3.1.8 answers an unknown config with TaskNotFoundError."""
+    return TaskNotFoundError(
+        f"Task {task_id[:200]} has no push notification config {config_id[:200]!r}"
+    )
 
 
 def _task_id(request: m.GetTaskRequest | m.CancelTaskRequest | m.SubscribeToTaskRequest) -> str:
     """The task a request names. Its ``id`` is REQUIRED (A2A v1.0 §5.7: "present and set"), and
     ProtoJSON cannot tell ``""`` from a field left out: invalid params, as a missing ``id`` is,
     not a lookup of a task nobody can have made."""
-    if not request.id:
-        raise InvalidParamsError(Phrase.of(FIELD, " must not be empty"), path="$.params.id")
-    return request.id
+    return _require_task_id(request.id, "$.params.id")
+
+
+def _require_task_id(task_id: str, path: str) -> str:
+    """``task_id``, which must be set (see ``_task_id``; ``path`` is where the request has it)."""
+    if not task_id:
+        raise InvalidParamsError(Phrase.of(FIELD, " must not be empty"), path=path)
+    return task_id
 
 
 class _StoreOutage:
@@ -94,23 +102,52 @@ class _StoreOutage:
 class RequestHandler:
     """A2A operations over a :class:`~a2a_trio.runtime.TaskRuntime`."""
 
-    def __init__(self, runtime: TaskRuntime) -> None:
+    def __init__(self, runtime: TaskRuntime, push: PushSender | None = None) -> None:
         self.runtime = runtime
+        self.push = push
         self._store_outage = _StoreOutage()
 
     async def send_message(
         self, scope: CallerScope, request: m.SendMessageRequest
     ) -> m.SendMessageResult:
-        _refuse_push_config(request)
+        on_start = await self._push_on_start(scope, request)
         with self._store_outage:
-            return await self.runtime.send(scope, request)
+            return await self.runtime.send(scope, request, on_start=on_start)
 
     async def send_streaming_message(
         self, scope: CallerScope, request: m.SendMessageRequest
     ) -> TaskStream:
-        _refuse_push_config(request)
+        on_start = await self._push_on_start(scope, request)
         with self._store_outage:
-            return await self.runtime.send_stream(scope, request)
+            return await self.runtime.send_stream(scope, request, on_start=on_start)
+
+    async def _push_on_start(
+        self, scope: CallerScope, request: m.SendMessageRequest
+    ) -> OnStart | None:
+        """For a send carrying a push config: its webhook checked before anything is stored,
+        then, once the task's job has started, the config stored for that task and its events
+        watched from the message's own.  Refused when push is off: the client would wait for
+        notifications that never come.  A follow-up message without one has its task watched
+        again if the task has configs and nothing here watches it."""
+        configuration = request.configuration
+        config = None if configuration is None else configuration.task_push_notification_config
+        if config is None:
+            if self.push is None or not request.message.task_id:
+                return None
+            return partial(self.push.watch_again, scope)  # its configs, if it has any
+        push = self._require_push()
+        await push.check(config, under="$.params.configuration.taskPushNotificationConfig")
+
+        async def on_start(task_id: str, after: int) -> None:
+            await self.runtime.store.set_push_config(scope, attrs.evolve(config, task_id=task_id))
+            push.watch(scope, task_id, after=after)
+
+        return on_start
+
+    def _require_push(self) -> PushSender:
+        if self.push is None:
+            raise push_not_supported()
+        return self.push
 
     async def get_task(self, scope: CallerScope, request: m.GetTaskRequest) -> m.Task:
         with self._store_outage:
@@ -144,9 +181,77 @@ class RequestHandler:
                 scope, _task_id(request), last_event_id=last_event_id
             )
 
-    async def push_config(self, scope: CallerScope, request: object) -> NoReturn:
-        """All four push-config operations, until push delivery lands."""
-        raise push_not_supported()
+    async def create_push_config(
+        self, scope: CallerScope, config: m.TaskPushNotificationConfig
+    ) -> m.TaskPushNotificationConfig:
+        """CreateTaskPushNotificationConfig: stored, then the task's next events delivered."""
+        push = self._require_push()
+        _require_task_id(config.task_id, "$.params.taskId")
+        await push.check(config, under="$.params")
+        with self._store_outage:
+            # Read first: an event written between the two reads is then delivered, not lost.
+            after = await self.runtime.store.last_event_seq(scope, config.task_id)
+            stored = await self.runtime.store.set_push_config(scope, config)
+        push.watch(scope, stored.task_id, after=after)
+        return stored
+
+    async def get_push_config(
+        self, scope: CallerScope, request: m.GetTaskPushNotificationConfigRequest
+    ) -> m.TaskPushNotificationConfig:
+        self._require_push()
+        _require_task_id(request.task_id, "$.params.taskId")
+        store = self.runtime.store
+        with self._store_outage:
+            found = await store.get_push_config(scope, request.task_id, request.id)
+            if found is None:
+                await store.last_event_seq(scope, request.task_id)  # the task is not found?
+                raise _no_config(request.task_id, request.id)
+        return found
+
+    async def list_push_configs(
+        self, scope: CallerScope, request: m.ListTaskPushNotificationConfigsRequest
+    ) -> m.ListTaskPushNotificationConfigsResponse:
+        """All of a task's configs, oldest first; with ``pageSize``, that many after the
+        config whose id is ``pageToken``."""
+        self._require_push()
+        _require_task_id(request.task_id, "$.params.taskId")
+        if request.page_size < 0:
+            raise InvalidParamsError(
+                Phrase.of(FIELD, f" must not be negative, not {request.page_size}"),
+                path="$.params.pageSize",
+            )
+        with self._store_outage:
+            configs = await self.runtime.store.list_push_configs(scope, request.task_id)
+        start = 0
+        if request.page_token:
+            ids = [config.id for config in configs]
+            if request.page_token not in ids:
+                raise InvalidParamsError(
+                    Phrase.of(
+                        FIELD,
+                        " is not a token this list gave (its config may have been deleted"
+                        " since); list from the start",
+                    ),
+                    path="$.params.pageToken",
+                )
+            start = ids.index(request.page_token) + 1
+        end = start + request.page_size if request.page_size else len(configs)
+        page = configs[start:end]
+        more = end < len(configs)
+        return m.ListTaskPushNotificationConfigsResponse(
+            configs=page, next_page_token=page[-1].id if more and page else ""
+        )
+
+    async def delete_push_config(
+        self, scope: CallerScope, request: m.DeleteTaskPushNotificationConfigRequest
+    ) -> None:
+        """Idempotent (A2A v1.0 §3.1.10): deleting a config that is gone succeeds."""
+        self._require_push()
+        _require_task_id(request.task_id, "$.params.taskId")
+        store = self.runtime.store
+        with self._store_outage:
+            if not await store.delete_push_config(scope, request.task_id, request.id):
+                await store.last_event_seq(scope, request.task_id)  # the task is not found?
 
     async def get_extended_agent_card(
         self, scope: CallerScope, request: m.GetExtendedAgentCardRequest

@@ -118,21 +118,23 @@ V1_METHODS: Final[dict[str, Method]] = {
         V1.encode_stream_response,
     ),
     "CreateTaskPushNotificationConfig": UnaryMethod(
-        v1_params(m.TaskPushNotificationConfig), lambda h, s, p, i: h.push_config(s, p), _encode
+        v1_params(m.TaskPushNotificationConfig),
+        lambda h, s, p, i: h.create_push_config(s, p),
+        _encode,
     ),
     "GetTaskPushNotificationConfig": UnaryMethod(
         v1_params(m.GetTaskPushNotificationConfigRequest),
-        lambda h, s, p, i: h.push_config(s, p),
+        lambda h, s, p, i: h.get_push_config(s, p),
         _encode,
     ),
     "ListTaskPushNotificationConfigs": UnaryMethod(
         v1_params(m.ListTaskPushNotificationConfigsRequest),
-        lambda h, s, p, i: h.push_config(s, p),
+        lambda h, s, p, i: h.list_push_configs(s, p),
         _encode,
     ),
     "DeleteTaskPushNotificationConfig": UnaryMethod(
         v1_params(m.DeleteTaskPushNotificationConfigRequest),
-        lambda h, s, p, i: h.push_config(s, p),
+        lambda h, s, p, i: h.delete_push_config(s, p),
         _empty,
     ),
     "GetExtendedAgentCard": UnaryMethod(

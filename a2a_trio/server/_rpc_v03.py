@@ -8,13 +8,18 @@ handler call is the one the v1.0 table makes.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 from .. import model as m
-from ..errors import Mention, Vocabulary
+from ..errors import InvalidParamsError, Mention, Vocabulary
+from ..store import CallerScope
 from ..wire import V03
+from ._handler import RequestHandler
 from ._rpc_methods import (
     V1_METHODS,
+    CallInfo,
     Decode,
     Method,
     StreamingMethod,
@@ -67,19 +72,73 @@ V1_NAME_OF_V03: Final = {
 }
 
 
+_SEND_PUSH: Final = (
+    (
+        "$.params.configuration.taskPushNotificationConfig",
+        "$.params.configuration.pushNotificationConfig",
+    ),
+)
+_CONFIG_IDS: Final = (
+    ("$.params.taskId", "$.params.id"),
+    ("$.params.id", "$.params.pushNotificationConfigId"),
+)
+V03_PATHS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
+    "message/send": _SEND_PUSH,
+    "message/stream": _SEND_PUSH,
+    "tasks/pushNotificationConfig/set": (
+        ("$.params.taskId", "$.params.taskId"),
+        ("$.params", "$.params.pushNotificationConfig"),
+    ),
+    "tasks/pushNotificationConfig/get": _CONFIG_IDS,
+    "tasks/pushNotificationConfig/list": _CONFIG_IDS[:1],
+    "tasks/pushNotificationConfig/delete": _CONFIG_IDS,
+}
+"""Where a v0.3 method's params hold a field the handler's checks name by its v1.0 path
+(first match of each path's prefix): the push config's fields, nested in v0.3, and the ids,
+named otherwise.  The decoder's own errors are spelled as sent already."""
+
+
+def _moved(path: str, moves: tuple[tuple[str, str], ...]) -> str:
+    for v1, v03 in moves:
+        if path == v1 or path.startswith((v1 + ".", v1 + "[")):
+            return v03 + path[len(v1) :]
+    return path
+
+
+def _spelled_as_sent[R](
+    call: Callable[[RequestHandler, CallerScope, Any, CallInfo], Awaitable[R]],
+    moves: tuple[tuple[str, str], ...],
+) -> Callable[[RequestHandler, CallerScope, Any, CallInfo], Awaitable[R]]:
+    """``call``, its ``InvalidParamsError`` naming the field where the v0.3 params hold it."""
+
+    @functools.wraps(call)  # (its __wrapped__ is the v1.0 call: one operation, as tested)
+    async def call_v03(
+        handler: RequestHandler, scope: CallerScope, params: Any, info: CallInfo
+    ) -> R:
+        try:
+            return await call(handler, scope, params, info)
+        except InvalidParamsError as exc:
+            raise exc.at(_moved(exc.path, moves)) from None
+
+    return call_v03
+
+
 def _v03_method(name: str) -> Method:
     shared = V1_METHODS[V1_NAME_OF_V03[name]]
     decode = v03_params(V03.PARAMS_BY_METHOD[name])
+    moves = V03_PATHS.get(name)
     if isinstance(shared, StreamingMethod):
         encode = _resubscribe_event if name == "tasks/resubscribe" else _stream_event
-        return StreamingMethod(decode, shared.call, encode)
+        stream = shared.call if moves is None else _spelled_as_sent(shared.call, moves)
+        return StreamingMethod(decode, stream, encode)
+    call = shared.call if moves is None else _spelled_as_sent(shared.call, moves)
     if name == "message/send":
-        return UnaryMethod(decode, shared.call, V03.encode_send_result)
+        return UnaryMethod(decode, call, V03.encode_send_result)
     if name == "tasks/pushNotificationConfig/delete":
-        return UnaryMethod(decode, shared.call, _empty)
+        return UnaryMethod(decode, call, _empty)
     if name == "tasks/list":
-        return UnaryMethod(decode, shared.call, task_list_encoder(V03))
-    return UnaryMethod(decode, shared.call, _encode)
+        return UnaryMethod(decode, call, task_list_encoder(V03))
+    return UnaryMethod(decode, call, _encode)
 
 
 V03_METHODS: Final[dict[str, Method]] = {name: _v03_method(name) for name in V1_NAME_OF_V03}

@@ -23,6 +23,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pexpect
 import pytest
 import trio
@@ -43,6 +44,7 @@ from open_files import (
     with_soft_limit,
 )
 from prerequisites import missing_prerequisite
+from server.webhook import webhook_server
 
 from a2a_trio import model as m
 from a2a_trio._cli._input import TYPING_HINT
@@ -277,6 +279,10 @@ def test_runtime_errors_exit_2(
             "--stall-warning must be a positive number of seconds, not -0.5",
         ),
         (
+            ["serve", "a2a_trio.demo:agent", "--push", "always"],
+            "--push 'always' is not one of off, on, private",
+        ),
+        (
             ["serve", "a2a_trio.demo:agent", "--shutdown-grace", "-1"],
             "--shutdown-grace must be zero or a positive number of seconds, not -1.0",
         ),
@@ -396,6 +402,24 @@ async def test_serve_raises_its_open_file_limit_and_holds_more_connections() -> 
         assert hard > CONNECTIONS + SOFT_LIMIT  # else this machine cannot show the difference
         assert soft == hard
         assert await answered_together(url) == CONNECTIONS
+
+
+async def test_serve_push_private_calls_a_webhook_on_this_machine() -> None:
+    """``--push private``: the card offers push notifications, and a task's events reach a
+    webhook on 127.0.0.1 (``--push on`` would refuse it: test_push.py)."""
+    message = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
+    async with webhook_server() as hook:
+        with serving_demo("--push", "private") as (_proc, url):
+            async with httpx.AsyncClient(base_url=url, timeout=10) as http:
+                card = (await http.get("/.well-known/agent-card.json")).json()
+                assert card["capabilities"]["pushNotifications"] is True
+                push = {"taskPushNotificationConfig": {"url": hook.url}}
+                params = {"message": message, "configuration": push}
+                sent = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": params}
+                answer = await http.post("/", json=sent, headers={"A2A-Version": "1.0"})
+                task_id = answer.json()["result"]["task"]["id"]
+                got = await hook.wait_for_state("TASK_STATE_COMPLETED")
+    assert {d.body[d.kind].get("taskId", task_id) for d in got} == {task_id}
 
 
 @pytest.fixture

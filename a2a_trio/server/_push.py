@@ -1,0 +1,256 @@
+"""Push notifications: each event of a task POSTed to the task's webhooks (A2A v1.0 §4.3).
+
+A task with push configs gets one *watcher*, a trio task in the sender's nursery, which reads
+the task's events as a SubscribeToTask stream does (from the runtime, so a task that moves to
+another replica is followed through the store) and POSTs each one, as a v1.0
+``StreamResponse``, to every webhook the task has when the event comes.  The configs are read
+from the store at each event, so one created or deleted meanwhile, on any replica, counts from
+the next event.  A task's events go out one at a time, in order; its webhooks are called at
+once.  A slow webhook holds back only its own task's watcher, never the job: a watcher that
+falls a whole subscriber buffer behind picks up again from the store.  A watcher ends with its
+task's terminal event, or when the task is gone.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Final
+from urllib.parse import urlsplit
+
+import httpx
+import trio
+
+from .. import model as m
+from .._throttle import ThrottledLog
+from ..errors import (
+    A2AError,
+    InvalidParamsError,
+    StoreDamagedError,
+    StoreUnavailableError,
+    TaskNotFoundError,
+)
+from ..runtime import LogEntry, SubscriberOverflow, TaskRuntime
+from ..store import CallerScope
+from ..wire import V1, dumps
+from ._config import PushSettings
+from ._webhooks import check_headers, check_webhook, non_public_address, webhook_of
+
+logger = logging.getLogger("a2a_trio.push")
+
+RETRIED_STATUSES: Final = frozenset({408, 429})
+"""Statuses below 500 that say "not now" rather than "no": tried again, as 5xx are."""
+STORE_RETRY: Final = 5.0
+"""Seconds a watcher waits before reading a task store that was unavailable again."""
+SETTLE: Final = 0.05
+"""How long :meth:`PushSender.drain` lets woken watchers start before it looks."""
+
+
+def _body(event: m.StreamEvent) -> bytes:
+    return dumps(V1.encode_stream_response(event))
+
+
+def _headers(config: m.TaskPushNotificationConfig) -> dict[str, str]:
+    """The headers a webhook gets: the client's token, and the credentials its config names
+    (a scheme without credentials sends none: the server has no way to make them up)."""
+    headers = {"Content-Type": "application/json"}
+    if config.token:
+        headers["X-A2A-Notification-Token"] = config.token
+    auth = config.authentication
+    if auth is not None and auth.credentials:
+        headers["Authorization"] = f"{auth.scheme} {auth.credentials}"
+    return headers
+
+
+def _shown(url: str) -> str:
+    """The URL as logged: without its query or user info, where clients put secrets."""
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return f"{parts.scheme}://{host}{parts.path}" if parts.scheme and host else repr(url[:200])
+
+
+class PushSender:
+    """Delivers the push notifications of one server's tasks (see the module docstring)."""
+
+    def __init__(self, runtime: TaskRuntime, settings: PushSettings) -> None:
+        self.runtime = runtime
+        self.settings = settings
+        self._nursery: trio.Nursery | None = None
+        self._client: httpx.AsyncClient | None = None
+        self._watched: set[tuple[CallerScope, str]] = set()
+        self._delivering = 0
+        self._idle = trio.lowlevel.ParkingLot()
+        """Where :meth:`drain` waits for ``_delivering`` to reach 0."""
+        self._failures = ThrottledLog(logger)
+
+    async def run(
+        self,
+        *,
+        resume: bool = False,
+        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Own the watchers and the HTTP client they share until cancelled.
+
+        ``resume``: first watch every task left running that has configs, from its last
+        stored event, so what its recovery makes of it (FAILED, or a re-run) is delivered too.
+        Started before the runtime's recovery, for one server alone on its store: with several
+        replicas, each would watch every task.  A task waiting for input is watched again
+        when its answer comes (:meth:`watch_again`), not meanwhile: a task no job runs here is
+        followed by polling the store, and it may wait for days."""
+        client = httpx.AsyncClient(
+            timeout=self.settings.timeout,
+            follow_redirects=False,  # a redirect could lead past the webhook check
+            headers={"User-Agent": "a2a-trio push notifications"},
+        )
+        async with client, trio.open_nursery() as nursery:
+            self._client = client
+            self._nursery = nursery
+            if resume:
+                await self._resume_watching()
+            task_status.started()
+            try:
+                await trio.sleep_forever()
+            finally:
+                self._nursery = None
+
+    async def check(self, config: m.TaskPushNotificationConfig, *, under: str) -> None:
+        """Refuse a config this server could not deliver to: its URL not one it may POST to
+        (see ``_webhooks``), or its token or credentials not sendable in a header
+        (``InvalidParamsError`` at the field's path under ``under``)."""
+        check_headers(config, under=under)
+        await check_webhook(
+            config.url,
+            path=under + ".url",
+            allow_private_networks=self.settings.allow_private_networks,
+        )
+
+    async def _resume_watching(self) -> None:
+        store = self.runtime.store
+        try:
+            for scoped in await store.list_unfinished():
+                scope, task = scoped.scope, scoped.stored.task
+                if m.is_interrupted(task.status.state):
+                    continue
+                task_id = task.id
+                if await store.list_push_configs(scope, task_id):
+                    self.watch(scope, task_id, after=await store.last_event_seq(scope, task_id))
+        except StoreUnavailableError as exc:  # the runtime's recovery reports the store too
+            logger.warning("push notifications of unfinished tasks not resumed: %s", exc)
+
+    def watch(self, scope: CallerScope, task_id: str, *, after: int) -> None:
+        """Deliver the task's events after event ``after`` (unless a watcher delivers them
+        already: it reads the configs at each event, so it takes the new one on too)."""
+        key = (scope, task_id)
+        if self._nursery is None or key in self._watched:
+            return
+        self._watched.add(key)
+        self._nursery.start_soon(self._watch, key, after, name=f"a2a push: task {task_id}")
+
+    async def watch_again(self, scope: CallerScope, task_id: str, after: int) -> None:
+        """For a message continuing a task: watch it from the message's events on if it has
+        configs and nothing watches it here (it waited for input when this server started, or
+        on another replica)."""
+        if (scope, task_id) not in self._watched and await self.runtime.store.list_push_configs(
+            scope, task_id
+        ):
+            self.watch(scope, task_id, after=after)
+
+    @property
+    def watcher_count(self) -> int:
+        return len(self._watched)
+
+    async def drain(self, grace: float) -> None:
+        """Wait up to ``grace`` seconds for deliveries under way (their retries included),
+        so the final events of a shutdown's tasks still go out."""
+        with trio.move_on_after(grace):
+            await trio.sleep(SETTLE)  # watchers woken by the last events take them first
+            while self._delivering:
+                await self._idle.park()
+
+    async def _watch(self, key: tuple[CallerScope, str], after: int) -> None:
+        scope, task_id = key
+        try:
+            while True:
+                try:
+                    stream = await self.runtime.subscribe(scope, task_id, last_event_id=after)
+                    try:
+                        while True:
+                            entry = await stream.receive()
+                            self._delivering += 1
+                            try:
+                                await self._deliver(scope, task_id, entry)
+                            finally:
+                                self._delivering -= 1
+                                if not self._delivering:
+                                    self._idle.unpark_all()
+                            after = entry.seq
+                    finally:
+                        stream.close()
+                except trio.EndOfChannel:
+                    return  # the task's terminal event went out
+                except SubscriberOverflow:
+                    continue  # fell a buffer behind: the rest comes from the store
+                except TaskNotFoundError:
+                    return  # deleted or purged: nothing more will come
+                except (A2AError, StoreDamagedError) as exc:  # no use trying again
+                    logger.error("push notifications for task %s stopped: %s", task_id, exc)
+                    return
+                except StoreUnavailableError as exc:
+                    self._failures.log(
+                        logging.WARNING,
+                        "push notifications for task %s wait for the task store: %s",
+                        task_id,
+                        exc,
+                    )
+                    await trio.sleep(STORE_RETRY)
+        finally:
+            self._watched.discard(key)
+
+    async def _deliver(self, scope: CallerScope, task_id: str, entry: LogEntry) -> None:
+        configs = await self.runtime.store.list_push_configs(scope, task_id)
+        if not configs:
+            return
+        body = entry.encoded(_body)
+        async with trio.open_nursery() as nursery:
+            for config in configs:
+                nursery.start_soon(self._post, config, body)
+
+    async def _post(self, config: m.TaskPushNotificationConfig, body: bytes) -> None:
+        """One event to one webhook, tried as ``PushSettings`` says; a failure is logged."""
+        assert self._client is not None
+        settings = self.settings
+        problem = ""
+        for attempt in range(settings.attempts):
+            if attempt:
+                await trio.sleep(settings.retry_wait * 2 ** (attempt - 1))
+            try:
+                webhook = webhook_of(config.url, path="$.url")
+                if not settings.allow_private_networks:
+                    refused = await non_public_address(webhook)
+                    if refused is not None:
+                        problem = f"it now reaches {refused}, and only public addresses are allowed"
+                        break
+                # Streamed and closed unread: the answer's status is all that counts, and a
+                # webhook answering with a huge body must not cost the server its memory.
+                request = self._client.stream(
+                    "POST", config.url, content=body, headers=_headers(config)
+                )
+                async with request as response:
+                    status = response.status_code
+            except (InvalidParamsError, httpx.InvalidURL, UnicodeEncodeError) as exc:
+                problem = f"its config cannot be sent ({exc})"  # stored by other means
+                break
+            except (httpx.HTTPError, OSError) as exc:
+                problem = f"{type(exc).__name__}: {exc}"
+                continue
+            if 200 <= status < 300:
+                return
+            problem = f"it answered HTTP {status}"
+            if status < 500 and status not in RETRIED_STATUSES:
+                break
+        self._failures.log(
+            logging.WARNING,
+            "push notification for task %s not delivered to %s: %s",
+            config.task_id,
+            _shown(config.url),
+            problem,
+        )
