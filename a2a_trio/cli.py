@@ -66,6 +66,11 @@ MAX_PORT = 65535
 UNSUCCESSFUL_ENDS = frozenset({m.TaskState.FAILED, m.TaskState.REJECTED, m.TaskState.CANCELED})
 
 
+def _webhook_url(value: str | None) -> str | None:
+    """``--webhook``: an http(s) URL the agent can POST to, checked as the agent's URL is."""
+    return None if value is None else _agent_url(value)
+
+
 def _agent_url(value: str) -> str:
     """The URL argument, refused before anything is sent unless it is an http(s) URL."""
     try:
@@ -194,6 +199,14 @@ Skill = Annotated[
     str,
     typer.Option(
         metavar="ID", help="Address this skill (sets metadata.skillId, as a2a_trio routes)."
+    ),
+]
+NotificationToken = Annotated[
+    str,
+    typer.Option(
+        metavar="TOKEN",
+        help="The token push notifications carry (X-A2A-Notification-Token), so the webhook"
+        " can tell them from other POSTs.",
     ),
 ]
 
@@ -468,6 +481,16 @@ def send(
         bool, typer.Option("--no-wait", help="Return as soon as the task exists.")
     ] = False,
     accept: Accept = None,
+    webhook: Annotated[
+        str | None,
+        typer.Option(
+            metavar="URL",
+            callback=_webhook_url,
+            help="Have the agent POST the task's updates to this URL (push notifications; see"
+            " a2a-trio webhook).",
+        ),
+    ] = None,
+    notification_token: NotificationToken = "",
     json: Json = False,
     header: Headers = None,
     token: Token = None,
@@ -477,12 +500,20 @@ def send(
 ) -> None:
     """Send a message and print the answer (waits for the task to finish)."""
     content = message_text(text, text_file)
+    if notification_token and webhook is None:
+        raise UsageProblem("--notification-token goes with --webhook URL")
+    push = None
+    if webhook is not None:
+        push = m.TaskPushNotificationConfig(url=webhook, token=notification_token)
 
     async def body(client: Client) -> m.TaskState | None:
         message = _message(content, context_id, task_id, skill)
         try:
             answer = await client.send(
-                message, return_immediately=no_wait, accepted_output_modes=accept or ()
+                message,
+                return_immediately=no_wait,
+                accepted_output_modes=accept or (),
+                push_config=push,
             )
         except* KeyboardInterrupt:
             typer.echo(await _left_at_the_agent(client, url, message), err=True)
@@ -641,6 +672,39 @@ def cancel(
         _show_result(await client.cancel_task(task), json=json)
 
     _client_call(url, header, token, binding, trust_origin, timeout, body)
+
+
+@app.command(cls=PlainHelp, short_help="Receive push notifications and print them.")
+def webhook(
+    host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option(min=0, max=MAX_PORT, help="Port to bind (0 picks a free one).")
+    ] = 9000,
+    notification_token: NotificationToken = "",
+    json: Json = False,
+) -> None:
+    """Receive push notifications on any path and print one line per update, until Ctrl-C.
+
+    Give its URL to an agent with send --webhook. An a2a_trio agent calls webhooks on its own
+    machine or network only when served in the push mode private (see serve's help)."""
+    from ._cli._webhook import NotificationPrinter, receive_notifications
+    from .server._listen import ListenError, ListenTerms, listen_problem
+
+    if problem := host_problem(host):
+        raise UsageProblem(problem)
+    printer = NotificationPrinter(notification_token or None, json)
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            try:
+                url = await nursery.start(partial(receive_notifications, host, port, printer))
+            except* ListenError as group:
+                options = ListenTerms("--port", "--port {}", "--host")
+                problem = listen_problem(host, port, first_error(group), options)
+                raise RuntimeProblem(problem) from None
+            typer.echo(f"receiving push notifications at {url}/", err=True)
+
+    run_command(main)
 
 
 @app.command(cls=PlainHelp, short_help="Serve an agent until SIGINT or SIGTERM.")

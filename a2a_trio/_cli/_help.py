@@ -47,7 +47,8 @@ class PlainHelp(TyperCommand):
             for p in params
             if isinstance(p, TyperOption) and (record := p.get_help_record(ctx)) is not None
         ]
-        with formatter.section("Arguments"):
-            formatter.write_dl(arguments)
+        if arguments:  # (click's write_dl refuses an empty list)
+            with formatter.section("Arguments"):
+                formatter.write_dl(arguments)
         with formatter.section("Options"):
             formatter.write_dl(options)

@@ -106,7 +106,8 @@ def test_version_and_help(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = in_process(capsys, "--help")
     assert code == 0
     listed = dict(re.findall(r"^  (\w+) +(.*)$", out.split("Commands:")[1], re.MULTILINE))
-    assert set(listed) == {"card", "send", "stream", "get", "list", "cancel", "subscribe", "serve"}
+    commands = {"card", "send", "stream", "get", "list", "cancel", "subscribe", "serve", "webhook"}
+    assert set(listed) == commands
     # Whole sentences, none cut short with "..." at 80 columns (click's shortening).
     cut = [text for text in listed.values() if text.endswith("...") or not text.endswith(".")]
     assert cut == []
@@ -278,6 +279,9 @@ def test_runtime_errors_exit_2(
             ["serve", "a2a_trio.demo:agent", "--stall-warning", "-0.5"],
             "--stall-warning must be a positive number of seconds, not -0.5",
         ),
+        (["send", "http://x", "hi", "--webhook", "localhost:9000"], "did you mean http://"),
+        (["send", "http://x", "hi", "--notification-token", "t"], "goes with --webhook URL"),
+        (["webhook", "--host", "http://x"], "--host"),
         (
             ["serve", "a2a_trio.demo:agent", "--push", "always"],
             "--push 'always' is not one of off, on, private",

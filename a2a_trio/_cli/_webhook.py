@@ -1,0 +1,137 @@
+"""``a2a-trio webhook``: a webhook that prints the push notifications it receives.
+
+For trying push notifications from a terminal, and for seeing what an agent sends: every POST,
+on any path, is read as an A2A ``StreamResponse`` and printed as one line (or as its JSON), and
+answered 204.  A body that is not one is answered 400, a notification without the expected
+``X-A2A-Notification-Token`` 401, each said on stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+from functools import partial
+from typing import Any, Final
+
+import attrs
+import trio
+import typer
+from hypercorn.config import Config as HypercornConfig
+from hypercorn.trio.run import worker_serve
+from hypercorn.utils import wrap_app
+
+from .. import model as m
+from ..errors import InvalidParamsError, ParseError
+from ..server._listen import open_sockets
+from ..wire import V1, dumps, loads
+from ._view import parts_text
+
+MAX_BODY: Final = 1024 * 1024
+"""Bytes of one notification read at most: a task's whole state fits many times over."""
+
+type Scope = dict[str, Any]
+type Receive = Any
+type Send = Any
+
+
+def notification_line(event: m.StreamEvent) -> str:
+    """One line saying what a notification tells: whose task, its state or artifact, the text
+    (its line breaks and runs of spaces as one space: ``--json`` shows it as sent)."""
+    match event:
+        case (
+            m.Task(id=task_id, status=status)
+            | m.TaskStatusUpdateEvent(task_id=task_id, status=status)
+        ):
+            text = _one_line(status.message.parts) if status.message else ""
+            return f"task {task_id} {status.state.name}" + (f"  {text}" if text else "")
+        case m.TaskArtifactUpdateEvent(task_id=task_id, artifact=artifact):
+            more = "" if event.last_chunk else " …"
+            name = artifact.name or artifact.artifact_id
+            return f"task {task_id} artifact {name}: {_one_line(artifact.parts)}{more}"
+        case m.Message():
+            return f"message: {_one_line(event.parts)}"
+    raise TypeError(f"not a stream event: {event!r}")
+
+
+def _one_line(parts: tuple[m.Part, ...]) -> str:
+    return " ".join(parts_text(parts).split())
+
+
+@attrs.frozen
+class NotificationPrinter:
+    """The ASGI app: ``token``, when set, must be each notification's token."""
+
+    token: str | None
+    json: bool
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] != "lifespan.shutdown":
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        if scope["type"] != "http":
+            return
+        status = await self._take(scope, receive)
+        await send({"type": "http.response.start", "status": status, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def _take(self, scope: Scope, receive: Receive) -> int:
+        """Read, check and print one request; its answer's status."""
+        if scope["method"] != "POST":
+            return 405
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if len(body) > MAX_BODY:
+                _refused(f"a notification of more than {MAX_BODY} bytes")
+                return 413
+            if not message.get("more_body"):
+                break
+        headers = {key.decode("latin-1"): value for key, value in scope["headers"]}
+        sent_token = headers.get("x-a2a-notification-token", b"").decode("latin-1")
+        if self.token is not None and sent_token != self.token:
+            given = "a wrong" if sent_token else "no"
+            _refused(f"a notification with {given} X-A2A-Notification-Token")
+            return 401
+        try:
+            event = V1.decode_stream_response(loads(body))
+        except (ParseError, InvalidParamsError) as exc:
+            _refused(f"a body that is not an A2A StreamResponse ({exc.message})")
+            return 400
+        line = dumps(V1.encode_stream_response(event)).decode() if self.json else None
+        typer.echo(line or notification_line(event))
+        sys.stdout.flush()
+        return 204
+
+
+def _refused(what: str) -> None:
+    typer.echo(f"refused {what}", err=True)
+
+
+async def receive_notifications(
+    host: str,
+    port: int,
+    printer: NotificationPrinter,
+    *,
+    task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve ``printer`` on ``host:port`` until cancelled; reports the bound base URL.
+
+    Raises:
+        ListenError: the address cannot be listened on (its message says what to change).
+    """
+    config = HypercornConfig()
+    config.bind = [f"{host}:{port}"]
+    config.accesslog = None
+    config.loglevel = "WARNING"  # its "Running on" line would repeat the command's own
+    sockets = open_sockets(host, port, backlog=config.backlog)
+    try:
+        asgi: Any = printer  # hypercorn's type wants its own scope and event classes
+        app = wrap_app(asgi, config.wsgi_max_body_size, "asgi")
+        async with trio.open_nursery() as nursery:
+            binds = await nursery.start(partial(worker_serve, app, config, sockets=sockets))
+            task_status.started(binds[0])
+    finally:
+        for sock in sockets.insecure_sockets:
+            sock.close()
