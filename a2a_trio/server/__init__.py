@@ -5,12 +5,10 @@ from ._config import PushSettings, ServerConfig
 from ._gc import tune_gc_for_streams
 from ._handler import RequestHandler
 from ._open_files import raise_open_file_limit
-from ._push import PushSender
 from ._serve import hypercorn_config, serve
 
 __all__ = [
     "A2AServer",
-    "PushSender",
     "PushSettings",
     "RequestHandler",
     "ServerConfig",

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 from quart import Response, request
@@ -32,8 +32,10 @@ from ._card import CardCache
 from ._config import ServerConfig
 from ._handler import UNEXPECTED_FAILURE, RequestHandler
 from ._jsonrpc_endpoint import JsonRpcEndpoint
-from ._push import PushSender
 from ._stopping import draining
+
+if TYPE_CHECKING:  # imported only with push on: it brings httpx along
+    from ._push import PushSender
 
 CARD_PATH = "/.well-known/agent-card.json"
 V03_CARD_PATH = "/.well-known/agent.json"
@@ -106,6 +108,8 @@ class A2AServer:
                 async with self._open_store() as store, trio.open_nursery() as nursery:
                     self._runtime = TaskRuntime(self.agent, store, self.config.runtime)
                     if self.config.push is not None:
+                        from ._push import PushSender
+
                         self._push = PushSender(self._runtime, self.config.push)
                         runtime = self.config.runtime
                         resume = runtime.recover_unfinished and runtime.recovery_lease is None

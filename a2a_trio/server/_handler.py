@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from functools import partial
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -27,7 +28,9 @@ from ..errors import (
 )
 from ..runtime import OnStart, TaskRuntime, TaskStream
 from ..store import CallerScope
-from ._push import PushSender
+
+if TYPE_CHECKING:  # imported by the server only with push on: it brings httpx along
+    from ._push import PushSender
 
 logger = logging.getLogger("a2a_trio.server")
 
@@ -50,6 +53,12 @@ def push_not_supported() -> PushNotificationNotSupportedError:
             Mention.SUBSCRIBE,
         )
     )
+
+
+def _push_config_of(request: m.SendMessageRequest) -> m.TaskPushNotificationConfig | None:
+    """The push config a send carries, if any."""
+    configuration = request.configuration
+    return None if configuration is None else configuration.task_push_notification_config
 
 
 def _no_config(task_id: str, config_id: str) -> TaskNotFoundError:
@@ -110,14 +119,18 @@ class RequestHandler:
     async def send_message(
         self, scope: CallerScope, request: m.SendMessageRequest
     ) -> m.SendMessageResult:
-        on_start = await self._push_on_start(scope, request)
+        on_start = None
+        if self.push is not None or request.configuration is not None:  # (else: nothing to do)
+            on_start = await self._push_on_start(scope, request)
         with self._store_outage:
             return await self.runtime.send(scope, request, on_start=on_start)
 
     async def send_streaming_message(
         self, scope: CallerScope, request: m.SendMessageRequest
     ) -> TaskStream:
-        on_start = await self._push_on_start(scope, request)
+        on_start = None
+        if self.push is not None or request.configuration is not None:  # (else: nothing to do)
+            on_start = await self._push_on_start(scope, request)
         with self._store_outage:
             return await self.runtime.send_stream(scope, request, on_start=on_start)
 
@@ -129,8 +142,7 @@ class RequestHandler:
         watched from the message's own.  Refused when push is off: the client would wait for
         notifications that never come.  A follow-up message without one has its task watched
         again if the task has configs and nothing here watches it."""
-        configuration = request.configuration
-        config = None if configuration is None else configuration.task_push_notification_config
+        config = _push_config_of(request)
         if config is None:
             if self.push is None or not request.message.task_id:
                 return None

@@ -20,7 +20,7 @@ from doc_examples import run_block, runs_examples
 from a2a_trio import PushSettings, ServerConfig, serve
 from a2a_trio import model as m
 from a2a_trio.runtime import RuntimeConfig, TaskRuntime
-from a2a_trio.server import PushSender
+from a2a_trio.server._push import PushSender
 from a2a_trio.store import ANONYMOUS, MemoryTaskStore
 from a2a_trio.wire import V1
 
