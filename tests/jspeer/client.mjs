@@ -2,23 +2,11 @@
 // Usage: node client.mjs BASE_URL BINDING VERSION   (BINDING: JSONRPC or HTTP+JSON; VERSION: 1.0
 // or 0.3).  Prints one JSON report on stdout: what each operation returned or threw.
 import { Role, TaskState } from '@a2a-js/sdk';
-import {
-  ClientFactory,
-  DefaultAgentCardResolver,
-  JsonRpcTransportFactory,
-  RestTransportFactory,
-} from '@a2a-js/sdk/client';
+import { connect, thrown } from './connect.mjs';
 import { randomUUID } from 'node:crypto';
 
 const [baseUrl, binding, version] = process.argv.slice(2);
-const legacyCompat = { enabled: true };
-const factory = new ClientFactory({
-  transports: [new JsonRpcTransportFactory({ legacyCompat }), new RestTransportFactory({ legacyCompat })],
-  preferredTransports: [binding],
-  cardResolver: new DefaultAgentCardResolver({ legacyCompat }),
-});
-const cardPath = version === '0.3' ? '/.well-known/agent.json' : '/.well-known/agent-card.json';
-const client = await factory.createFromUrl(baseUrl, cardPath);
+const client = await connect(baseUrl, binding, version);
 
 function message(text, skill, more = {}) {
   return {
@@ -67,14 +55,6 @@ function eventSummary(event) {
       return { kind: 'artifact', text: texts(value.artifact.parts) };
     default:
       return { kind: $case, text: texts(value.parts) };
-  }
-}
-
-async function thrown(call) {
-  try {
-    return { returned: await call() };
-  } catch (error) {
-    return { error: error.constructor.name, name: error.name, message: error.message };
   }
 }
 

@@ -3,31 +3,11 @@
 // whose task reports to WEBHOOK_URL/send, then creates, gets, lists and deletes a config of
 // that task; prints one JSON report of what each call returned or threw.
 import { Role } from '@a2a-js/sdk';
-import {
-  ClientFactory,
-  DefaultAgentCardResolver,
-  JsonRpcTransportFactory,
-  RestTransportFactory,
-} from '@a2a-js/sdk/client';
+import { connect, thrown } from './connect.mjs';
 import { randomUUID } from 'node:crypto';
 
 const [baseUrl, binding, version, hookUrl] = process.argv.slice(2);
-const legacyCompat = { enabled: true };
-const factory = new ClientFactory({
-  transports: [new JsonRpcTransportFactory({ legacyCompat }), new RestTransportFactory({ legacyCompat })],
-  preferredTransports: [binding],
-  cardResolver: new DefaultAgentCardResolver({ legacyCompat }),
-});
-const cardPath = version === '0.3' ? '/.well-known/agent.json' : '/.well-known/agent-card.json';
-const client = await factory.createFromUrl(baseUrl, cardPath);
-
-async function thrown(call) {
-  try {
-    return { returned: await call() };
-  } catch (error) {
-    return { error: error.constructor.name, name: error.name, message: error.message };
-  }
-}
+const client = await connect(baseUrl, binding, version);
 
 const config = (taskId, id, url, token) => ({ tenant: '', taskId, id, url, token, authentication: undefined });
 
