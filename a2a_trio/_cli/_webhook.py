@@ -9,19 +9,19 @@ answered 204.  A body that is not one is answered 400, a notification without th
 from __future__ import annotations
 
 import sys
-from functools import partial
 from typing import Any, Final
 
 import attrs
 import trio
 import typer
 from hypercorn.config import Config as HypercornConfig
-from hypercorn.trio.run import worker_serve
-from hypercorn.utils import wrap_app
 
 from .. import model as m
 from ..errors import InvalidParamsError, ParseError
-from ..server._listen import open_sockets
+from ..server._body import BodyTooLargeError
+from ..server._jsonrpc_endpoint import ClientGone, read_body
+from ..server._listen import listening, serve_on
+from ..server._tenants import request_headers
 from ..wire import V1, dumps, loads
 from ._view import parts_text
 
@@ -79,17 +79,17 @@ class NotificationPrinter:
         """Read, check and print one request; its answer's status."""
         if scope["method"] != "POST":
             return 405
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if len(body) > MAX_BODY:
-                _refused(f"a notification of more than {MAX_BODY} bytes")
-                return 413
-            if not message.get("more_body"):
-                break
-        headers = {key.decode("latin-1"): value for key, value in scope["headers"]}
-        sent_token = headers.get("x-a2a-notification-token", b"").decode("latin-1")
+        headers = request_headers(
+            (k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]
+        )
+        try:
+            body = await read_body(receive, headers, MAX_BODY)
+        except ClientGone:
+            return 400  # (heard by nobody: the sender left before its notification was whole)
+        except BodyTooLargeError:
+            _refused(f"a notification of more than {MAX_BODY} bytes")
+            return 413
+        sent_token = headers.get("x-a2a-notification-token", "")
         if self.token is not None and sent_token != self.token:
             given = "a wrong" if sent_token else "no"
             _refused(f"a notification with {given} X-A2A-Notification-Token")
@@ -125,13 +125,5 @@ async def receive_notifications(
     config.bind = [f"{host}:{port}"]
     config.accesslog = None
     config.loglevel = "WARNING"  # its "Running on" line would repeat the command's own
-    sockets = open_sockets(host, port, backlog=config.backlog)
-    try:
-        asgi: Any = printer  # hypercorn's type wants its own scope and event classes
-        app = wrap_app(asgi, config.wsgi_max_body_size, "asgi")
-        async with trio.open_nursery() as nursery:
-            binds = await nursery.start(partial(worker_serve, app, config, sockets=sockets))
-            task_status.started(binds[0])
-    finally:
-        for sock in sockets.insecure_sockets:
-            sock.close()
+    with listening(host, port, backlog=config.backlog) as sockets:
+        await serve_on(printer, config, sockets, task_status=task_status)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 import attrs
 
@@ -36,24 +36,27 @@ def _seconds_or_none(_config: object, field: attrs.Attribute[float], value: Any)
         )
 
 
+def absolute_http_url(value: str) -> SplitResult | None:
+    """``value``'s parts when it is an absolute ``http(s)`` URL with a host (and a port, if
+    any, that is a number in range), else ``None``."""
+    try:
+        parts = urlsplit(value)
+        _ = parts.port  # raises ValueError when the port is not a number in range
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    return parts
+
+
 def _absolute_http_url(_config: object, field: attrs.Attribute[str | None], value: Any) -> None:
     """Clients call the card's URLs as written, so a relative or non-HTTP base is unusable."""
     if value is None:
         return
     if not isinstance(value, str):
         raise TypeError(f"{field.name} must be a string, not {type(value).__name__}")
-    try:
-        parts = urlsplit(value)
-        _ = parts.port  # raises ValueError when the port is not a number in range
-    except ValueError:
-        parts = None
-    if (
-        parts is None
-        or parts.scheme not in ("http", "https")
-        or not parts.hostname
-        or parts.query
-        or parts.fragment
-    ):
+    parts = absolute_http_url(value)
+    if parts is None or parts.query or parts.fragment:
         raise ValueError(
             f"{field.name} must be an absolute http(s) URL without query or fragment,"
             f" such as 'https://agents.example.com', not {value!r}"

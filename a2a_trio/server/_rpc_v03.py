@@ -127,11 +127,10 @@ def _v03_method(name: str) -> Method:
     shared = V1_METHODS[V1_NAME_OF_V03[name]]
     decode = v03_params(V03.PARAMS_BY_METHOD[name])
     moves = V03_PATHS.get(name)
+    call = shared.call if moves is None else _spelled_as_sent(shared.call, moves)
     if isinstance(shared, StreamingMethod):
         encode = _resubscribe_event if name == "tasks/resubscribe" else _stream_event
-        stream = shared.call if moves is None else _spelled_as_sent(shared.call, moves)
-        return StreamingMethod(decode, stream, encode)
-    call = shared.call if moves is None else _spelled_as_sent(shared.call, moves)
+        return StreamingMethod(decode, call, encode)
     if name == "message/send":
         return UnaryMethod(decode, call, V03.encode_send_result)
     if name == "tasks/pushNotificationConfig/delete":

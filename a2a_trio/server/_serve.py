@@ -10,14 +10,12 @@ from typing import Any
 
 import trio
 from hypercorn.config import Config as HypercornConfig
-from hypercorn.trio.run import worker_serve
-from hypercorn.utils import wrap_app
 
 from ..runtime import Agent
 from ..store import TaskStore
 from ._app import StoreFactory, create_app, store_factory_for
 from ._config import ServerConfig
-from ._listen import open_sockets
+from ._listen import listening, serve_on
 
 
 def hypercorn_config(host: str, port: int) -> HypercornConfig:
@@ -79,8 +77,7 @@ async def serve(
     config = config or ServerConfig()
     open_store = store_factory_for(store, alone=config.runtime.recovery_lease is None)
     http = hypercorn_config(host, port)
-    sockets = open_sockets(host, port, backlog=http.backlog)
-    try:
+    with listening(host, port, backlog=http.backlog) as sockets:
         async with open_store() as opened:  # before the app: its failure is the store's own
             app: Any = create_app(agent, store=partial(_already_open, opened), config=config)
             user_trigger = shutdown_trigger or trio.sleep_forever
@@ -91,20 +88,7 @@ async def serve(
                 # so the jobs end while their clients still listen.
                 await app.server.drain()
 
-            async with trio.open_nursery() as nursery:
-                binds = await nursery.start(
-                    partial(
-                        worker_serve,
-                        wrap_app(app, http.wsgi_max_body_size, "asgi"),
-                        http,
-                        sockets=sockets,
-                        shutdown_trigger=trigger,
-                    )
-                )
-                task_status.started(binds[0])
-    finally:
-        for sock in sockets.insecure_sockets:
-            sock.close()
+            await serve_on(app, http, sockets, shutdown_trigger=trigger, task_status=task_status)
 
 
 @asynccontextmanager

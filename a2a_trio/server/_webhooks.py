@@ -16,13 +16,13 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
-from urllib.parse import urlsplit
 
 import attrs
 import trio
 
 from .. import model as m
 from ..errors import FIELD, InvalidParamsError, Phrase
+from ._config import absolute_http_url
 
 HEADER_TEXT = re.compile(r"[\t\x20-\x7e]*")
 """What an HTTP header value may hold as sent: visible ASCII, spaces and tabs (no line breaks)."""
@@ -41,19 +41,14 @@ class Webhook:
 def webhook_of(url: str, *, path: str) -> Webhook:
     """``url``'s host and port; ``InvalidParamsError`` at ``path`` when it is not an absolute
     ``http(s)`` URL the server could POST to."""
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError:
-        parts = None
-        port = None
-    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+    parts = absolute_http_url(url)
+    if parts is None or parts.hostname is None:  # (the second, for the type checker)
         raise InvalidParamsError(
             f"the webhook URL must be an absolute http(s) URL such as"
             f" 'https://client.example.com/a2a/webhook', not {url[:200]!r}",
             path=path,
         )
-    return Webhook(parts.hostname, port or (443 if parts.scheme == "https" else 80))
+    return Webhook(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
 
 
 def _kind_of_address(address: str) -> str | None:

@@ -91,6 +91,11 @@ def test_send_webhook_and_the_webhook_command_show_a_task_from_a_terminal(
         assert hook.stderr.readline().startswith(
             "refused a body that is not an A2A StreamResponse ("
         )
+        too_big = httpx.post(
+            hook_url, content=b" " * (1024 * 1024 + 1), headers={"X-A2A-Notification-Token": "s3"}
+        )
+        assert too_big.status_code == 413
+        assert hook.stderr.readline() == "refused a notification of more than 1048576 bytes\n"
         assert httpx.get(hook_url).status_code == 405
 
 

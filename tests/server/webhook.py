@@ -13,6 +13,8 @@ import trio
 from hypercorn.config import Config
 from hypercorn.trio import serve
 
+from a2a_trio.server._jsonrpc_endpoint import read_body
+
 
 @attrs.frozen
 class Delivery:
@@ -40,12 +42,11 @@ class Delivery:
 @attrs.define
 class Webhook:
     """The receiver: ``url`` to give in configs; ``answers`` the statuses of the next POSTs
-    (then 200); ``delay`` seconds before each answer."""
+    (then 200)."""
 
     url: str = ""
     received: list[Delivery] = attrs.field(factory=list)
     answers: list[int] = attrs.field(factory=list)
-    delay: float = 0.0
     attempts: int = 0
     _arrived: trio.lowlevel.ParkingLot = attrs.field(factory=trio.lowlevel.ParkingLot)
 
@@ -67,15 +68,8 @@ class Webhook:
                 await send({"type": message["type"] + ".complete"})
                 if message["type"] == "lifespan.shutdown":
                     return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await read_body(receive, {}, limit=1024 * 1024)
         self.attempts += 1
-        if self.delay:
-            await trio.sleep(self.delay)
         status = self.answers.pop(0) if self.answers else 200
         if status < 300:
             headers = {k.decode(): v.decode() for k, v in scope["headers"]}
