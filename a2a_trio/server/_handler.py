@@ -151,7 +151,9 @@ class RequestHandler:
         await push.check(config, under="$.params.configuration.taskPushNotificationConfig")
 
         async def on_start(task_id: str, after: int) -> None:
-            await self.runtime.store.set_push_config(scope, attrs.evolve(config, task_id=task_id))
+            await self.runtime.store.set_push_config(
+                scope, attrs.evolve(config, task_id=task_id), delivered_through=after
+            )
             push.watch(scope, task_id, after=after)
 
         return on_start
@@ -203,7 +205,9 @@ class RequestHandler:
         with self._store_outage:
             # Read first: an event written between the two reads is then delivered, not lost.
             after = await self.runtime.store.last_event_seq(scope, config.task_id)
-            stored = await self.runtime.store.set_push_config(scope, config)
+            stored = await self.runtime.store.set_push_config(
+                scope, config, delivered_through=after
+            )
         push.watch(scope, stored.task_id, after=after)
         return stored
 

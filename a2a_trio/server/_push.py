@@ -9,6 +9,11 @@ the next event.  A task's events go out one at a time, in order; its webhooks ar
 once.  A slow webhook holds back only its own task's watcher, never the job: a watcher that
 falls a whole subscriber buffer behind picks up again from the store.  A watcher ends with its
 task's terminal event, or when the task is gone.
+
+Once an event has gone to every webhook (or been given up on), the store marks it sent
+(``mark_push_delivered``).  A server starting alone on its store sends what the marks say the
+last process did not: the events a crash, or a shutdown's grace running out, left stored but
+unsent (at least once: a webhook may get an event twice, never none).
 """
 
 from __future__ import annotations
@@ -124,17 +129,31 @@ class PushSender:
         )
 
     async def _resume_watching(self) -> None:
+        """Watch each running task with configs from its delivery mark on; send each other
+        task's unsent events (it finished, or waits for input) from the store, once."""
         store = self.runtime.store
         try:
+            lagging = {
+                (b.scope, b.task_id): b.delivered_through for b in await store.list_push_backlog()
+            }
             for scoped in await store.list_unfinished():
                 scope, task = scoped.scope, scoped.stored.task
+                key = (scope, task.id)
                 if m.is_interrupted(task.status.state):
                     continue
-                task_id = task.id
-                if await store.list_push_configs(scope, task_id):
-                    self.watch(scope, task_id, after=await store.last_event_seq(scope, task_id))
+                after = lagging.pop(key, None)
+                if after is None and await store.list_push_configs(scope, task.id):
+                    after = await store.last_event_seq(scope, task.id)
+                if after is not None:
+                    self.watch(scope, task.id, after=after)
         except StoreUnavailableError as exc:  # the runtime's recovery reports the store too
             logger.warning("push notifications of unfinished tasks not resumed: %s", exc)
+            return
+        assert self._nursery is not None
+        for (scope, task_id), after in lagging.items():
+            self._nursery.start_soon(
+                self._catch_up, scope, task_id, after, name=f"a2a push: task {task_id}"
+            )
 
     def watch(self, scope: CallerScope, task_id: str, *, after: int) -> None:
         """Deliver the task's events after event ``after`` (unless a watcher delivers them
@@ -175,13 +194,7 @@ class PushSender:
                     try:
                         while True:
                             entry = await stream.receive()
-                            self._delivering += 1
-                            try:
-                                await self._deliver(scope, task_id, entry)
-                            finally:
-                                self._delivering -= 1
-                                if not self._delivering:
-                                    self._idle.unpark_all()
+                            await self._send(scope, task_id, entry)
                             after = entry.seq
                     finally:
                         stream.close()
@@ -205,14 +218,41 @@ class PushSender:
         finally:
             self._watched.discard(key)
 
-    async def _deliver(self, scope: CallerScope, task_id: str, entry: LogEntry) -> None:
-        configs = await self.runtime.store.list_push_configs(scope, task_id)
-        if not configs:
-            return
-        body = entry.encoded(_body)
-        async with trio.open_nursery() as nursery:
-            for config in configs:
-                nursery.start_soon(self._post, config, body)
+    async def _catch_up(self, scope: CallerScope, task_id: str, after: int) -> None:
+        """The stored events after ``after`` of a task no job runs here, sent once (a task
+        waiting for input is watched again when its answer comes: ``watch_again``)."""
+        try:
+            for seq, event in await self.runtime.store.load_events(scope, task_id, after_seq=after):
+                await self._send(scope, task_id, LogEntry(seq, event))
+        except TaskNotFoundError:
+            pass  # deleted or purged meanwhile
+        except (StoreUnavailableError, StoreDamagedError) as exc:
+            logger.warning("unsent push notifications for task %s not sent: %s", task_id, exc)
+
+    async def _send(self, scope: CallerScope, task_id: str, entry: LogEntry) -> None:
+        """One event to the task's webhooks, then marked sent in the store."""
+        self._delivering += 1
+        try:
+            configs = await self.runtime.store.list_push_configs(scope, task_id)
+            if not configs:
+                return
+            body = entry.encoded(_body)
+            async with trio.open_nursery() as nursery:
+                for config in configs:
+                    nursery.start_soon(self._post, config, body)
+            try:
+                await self.runtime.store.mark_push_delivered(scope, task_id, entry.seq)
+            except StoreUnavailableError as exc:  # sent again after a restart, at worst
+                self._failures.log(
+                    logging.WARNING,
+                    "push notification for task %s sent but not marked sent: %s",
+                    task_id,
+                    exc,
+                )
+        finally:
+            self._delivering -= 1
+            if not self._delivering:
+                self._idle.unpark_all()
 
     async def _post(self, config: m.TaskPushNotificationConfig, body: bytes) -> None:
         """One event to one webhook, tried as ``PushSettings`` says; a failure is logged."""

@@ -11,7 +11,9 @@
 - ``list_tasks`` lists by status time, newest first, with an opaque cursor that neither skips
   nor repeats (``_cursor``).
 - Each task keeps a bounded log of its stream events (``append_events``/``load_events``) and its
-  push-notification configs; both go when the task goes.  ``create_task`` and ``update_task``
+  push-notification configs; both go when the task goes.  Each config carries the number of the
+  last event its webhook was sent (``mark_push_delivered``), so a restart sends what the last
+  process did not (``list_push_backlog``).  ``create_task`` and ``update_task``
   take the events a write produced (``events=``) and log them in the same transaction, so the
   task and its log never disagree; a refused event refuses the whole write.
 - ``touch_task`` marks a task freshly written without changing it (a replica's lease on the
@@ -161,6 +163,16 @@ class ScopedTask:
     stored: StoredTask
 
 
+@attrs.frozen
+class PushBacklog:
+    """A task whose push deliveries lag its event log: the events after ``delivered_through``
+    (the least any of its configs was sent) are still to go to its webhooks."""
+
+    scope: CallerScope
+    task_id: str
+    delivered_through: int
+
+
 type SequencedEvent = tuple[int, m.StreamEvent]
 """A stream event with its per-task sequence number (1, 2, ...), as the event log keeps it."""
 
@@ -302,9 +314,26 @@ class TaskStore(Protocol):
         ...
 
     async def set_push_config(
-        self, scope: CallerScope, config: m.TaskPushNotificationConfig
+        self,
+        scope: CallerScope,
+        config: m.TaskPushNotificationConfig,
+        *,
+        delivered_through: int | None = None,
     ) -> m.TaskPushNotificationConfig:
-        """Store (or replace by id) a config for ``config.task_id``; an empty id gets a new one."""
+        """Store (or replace by id) a config for ``config.task_id``; an empty id gets a new one.
+
+        A new config counts as sent every event up to ``delivered_through`` (by default the
+        task's last logged event: it is for what comes next); a replaced one keeps its mark."""
+        ...
+
+    async def mark_push_delivered(self, scope: CallerScope, task_id: str, seq: int) -> None:
+        """Every config the task has now was sent its events up to ``seq`` (or given up on);
+        a config already marked further keeps its mark.  An absent task: nothing to mark."""
+        ...
+
+    async def list_push_backlog(self) -> tuple[PushBacklog, ...]:
+        """Every task, in every scope, with a config not yet sent its last logged event
+        (restart: what the last process stored but did not deliver)."""
         ...
 
     async def get_push_config(

@@ -26,6 +26,7 @@ from ..errors import ConcurrencyError, TaskNotFoundError
 from ._base import (
     DEFAULT_RETENTION,
     CallerScope,
+    PushBacklog,
     Retention,
     ScopedTask,
     SequencedEvent,
@@ -57,6 +58,8 @@ class _Row:
     idempotency: tuple[str, str] | None = None  # (context_id, key)
     events: dict[int, m.StreamEvent] = attrs.Factory(dict)
     push_configs: dict[str, m.TaskPushNotificationConfig] = attrs.Factory(dict)
+    push_delivered: dict[str, int] = attrs.Factory(dict)
+    """Per config id: the last event its webhook was sent (``mark_push_delivered``)."""
     plain: bool = False
     """The task holds no dict or list, so callers may share it: it is handed out unwalked."""
 
@@ -290,11 +293,32 @@ class MemoryTaskStore:
         return row.handed_out(), max(row.events, default=0)
 
     async def set_push_config(
-        self, scope: CallerScope, config: m.TaskPushNotificationConfig
+        self,
+        scope: CallerScope,
+        config: m.TaskPushNotificationConfig,
+        *,
+        delivered_through: int | None = None,
     ) -> m.TaskPushNotificationConfig:
         config = prepare_push_config(config)
-        self._existing(scope, config.task_id).push_configs[config.id] = config
+        row = self._existing(scope, config.task_id)
+        if config.id not in row.push_configs:
+            mark = max(row.events, default=0) if delivered_through is None else delivered_through
+            row.push_delivered[config.id] = mark
+        row.push_configs[config.id] = config
         return config
+
+    async def mark_push_delivered(self, scope: CallerScope, task_id: str, seq: int) -> None:
+        row = self._row(scope, task_id)
+        if row is not None:
+            for config_id, mark in row.push_delivered.items():
+                row.push_delivered[config_id] = max(mark, seq)
+
+    async def list_push_backlog(self) -> tuple[PushBacklog, ...]:
+        return tuple(
+            PushBacklog(row.scope, task_id, min(row.push_delivered.values()))
+            for task_id, row in self._rows.items()
+            if row.push_delivered and min(row.push_delivered.values()) < max(row.events, default=0)
+        )
 
     async def get_push_config(
         self, scope: CallerScope, task_id: str, config_id: str
@@ -309,7 +333,10 @@ class MemoryTaskStore:
 
     async def delete_push_config(self, scope: CallerScope, task_id: str, config_id: str) -> bool:
         row = self._row(scope, task_id)
-        return row is not None and row.push_configs.pop(config_id, None) is not None
+        if row is None or row.push_configs.pop(config_id, None) is None:
+            return False
+        del row.push_delivered[config_id]
+        return True
 
     async def list_unfinished(self) -> tuple[ScopedTask, ...]:
         return tuple(

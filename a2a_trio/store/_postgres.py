@@ -30,7 +30,14 @@ from psycopg_pool import ConnectionPool
 from ._base import DEFAULT_RETENTION, Retention, StoreSchemaError
 from ._pg_timeouts import DEFAULT_POSTGRES_TIMEOUTS, PostgresTimeouts, conninfo
 from ._pg_watchdog import CallWatch, Watchdog
-from ._sql import Cursor, Dialect, SqlTaskStore, Tx, listing_by_status_time
+from ._sql import (
+    Cursor,
+    Dialect,
+    SqlTaskStore,
+    Tx,
+    listing_by_status_time,
+    push_delivery_marks,
+)
 
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     (
@@ -72,6 +79,8 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     # 3: ListTasks lists by status time (A2A v1.0 §3.1.4), then write order, not by the latter
     # alone.
     listing_by_status_time("BIGINT", "STORED"),
+    # 4: each push config's delivery mark, so a restart sends what was stored but not sent.
+    push_delivery_marks("BIGINT"),
 )
 """Schema migrations in order; table ``a2a_schema_version`` records how many were applied."""
 

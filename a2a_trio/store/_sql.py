@@ -39,6 +39,7 @@ from ..wire import V1, dumps, loads
 from ._base import (
     DEFAULT_RETENTION,
     CallerScope,
+    PushBacklog,
     Retention,
     ScopedTask,
     SequencedEvent,
@@ -161,6 +162,17 @@ def listing_by_status_time(column_type: str, storage: str) -> tuple[str, ...]:
         "CREATE INDEX a2a_tasks_scope ON a2a_tasks (tenant, owner, listed_us, ord)",
         "CREATE INDEX a2a_tasks_context ON a2a_tasks (tenant, owner, context_id, listed_us, ord)",
         "CREATE INDEX a2a_tasks_scope_state ON a2a_tasks (tenant, owner, state, listed_us, ord)",
+    )
+
+
+def push_delivery_marks(column_type: str) -> tuple[str, ...]:
+    """The migration that gives each push config the number of the last event its webhook was
+    sent (``mark_push_delivered``), starting every existing config at its task's last event:
+    what earlier versions sent is not sent again."""
+    return (
+        f"ALTER TABLE a2a_push_configs ADD COLUMN delivered_seq {column_type} NOT NULL DEFAULT 0",
+        "UPDATE a2a_push_configs SET delivered_seq = (SELECT coalesce(max(e.seq), 0)"
+        " FROM a2a_task_events e WHERE e.task_id = a2a_push_configs.task_id)",
     )
 
 
@@ -755,7 +767,11 @@ class SqlTaskStore:
         return _stored(row[:3]), 0 if row[3] is None else int(row[3])
 
     async def set_push_config(
-        self, scope: CallerScope, config: m.TaskPushNotificationConfig
+        self,
+        scope: CallerScope,
+        config: m.TaskPushNotificationConfig,
+        *,
+        delivered_through: int | None = None,
     ) -> m.TaskPushNotificationConfig:
         config = prepare_push_config(config)
         _require_storable(scope, config.task_id)
@@ -767,6 +783,8 @@ class SqlTaskStore:
             config.task_id,
             now_us,
             dumps(V1.encode(config)).decode(),
+            delivered_through,
+            config.task_id,
         )
 
         def put(tx: Tx) -> None:
@@ -776,10 +794,13 @@ class SqlTaskStore:
             _require_task(tx, scope, config.task_id, lock=self._dialect.lock_row)
             # A new config's time is after the task's newest config's, even within one
             # millisecond of the clock (the listing is oldest first); a replaced one keeps its.
+            # A replaced config keeps its delivery mark too.
             tx.run(
-                "INSERT INTO a2a_push_configs (task_id, config_id, created_us, config)"
-                " VALUES (?, ?, (SELECT coalesce(max(created_us) + 1, ?) FROM a2a_push_configs"
-                " WHERE task_id = ? AND created_us >= ?), ?) ON CONFLICT (task_id, config_id)"
+                "INSERT INTO a2a_push_configs (task_id, config_id, created_us, config,"
+                " delivered_seq) VALUES (?, ?, (SELECT coalesce(max(created_us) + 1, ?)"
+                " FROM a2a_push_configs WHERE task_id = ? AND created_us >= ?), ?,"
+                " coalesce(?, (SELECT coalesce(max(seq), 0) FROM a2a_task_events"
+                " WHERE task_id = ?))) ON CONFLICT (task_id, config_id)"
                 " DO UPDATE SET config = excluded.config",
                 params,
             )
@@ -832,6 +853,36 @@ class SqlTaskStore:
             return cursor.rowcount == 1
 
         return await self._driver.write(delete)
+
+    async def mark_push_delivered(self, scope: CallerScope, task_id: str, seq: int) -> None:
+        if not storable(task_id, scope.tenant, scope.owner):
+            return
+
+        def mark(tx: Tx) -> None:
+            tx.run(
+                "UPDATE a2a_push_configs SET delivered_seq = ? WHERE task_id = ?"
+                " AND delivered_seq < ? AND task_id IN"
+                " (SELECT id FROM a2a_tasks WHERE id = ? AND tenant = ? AND owner = ?)",
+                (seq, task_id, seq, task_id, scope.tenant, scope.owner),
+            )
+
+        await self._driver.write(mark)
+
+    async def list_push_backlog(self) -> tuple[PushBacklog, ...]:
+        def lagging(tx: Tx) -> Any:
+            return tx.run(
+                "SELECT t.tenant, t.owner, t.id, c.delivered FROM a2a_tasks t JOIN"
+                " (SELECT task_id, min(delivered_seq) AS delivered FROM a2a_push_configs"
+                " GROUP BY task_id) c ON c.task_id = t.id"
+                " WHERE c.delivered < (SELECT coalesce(max(e.seq), 0) FROM a2a_task_events e"
+                " WHERE e.task_id = t.id) ORDER BY t.ord"
+            ).fetchall()
+
+        rows = await self._driver.read(lagging)
+        return tuple(
+            PushBacklog(CallerScope(tenant, owner), task_id, int(delivered))
+            for tenant, owner, task_id, delivered in rows
+        )
 
     async def list_unfinished(self) -> tuple[ScopedTask, ...]:
         def unfinished(tx: Tx) -> Any:

@@ -20,7 +20,7 @@ import trio
 
 from ..errors import StoreDamagedError
 from ._base import DEFAULT_RETENTION, Retention, StoreSchemaError
-from ._sql import Dialect, SqlTaskStore, Tx, listing_by_status_time
+from ._sql import Dialect, SqlTaskStore, Tx, listing_by_status_time, push_delivery_marks
 from ._sqlite_writer import GroupWriter, transaction
 
 type Synchronous = Literal["FULL", "NORMAL"]
@@ -74,6 +74,8 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     # 4: ListTasks lists by status time (A2A v1.0 §3.1.4), then write order, not by the latter
     # alone.
     listing_by_status_time("INTEGER", "VIRTUAL"),
+    # 5: each push config's delivery mark, so a restart sends what was stored but not sent.
+    push_delivery_marks("INTEGER"),
 )
 """Schema migrations in order; ``PRAGMA user_version`` records how many were applied."""
 

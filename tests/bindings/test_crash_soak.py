@@ -35,18 +35,16 @@ import random
 import re
 import signal
 import sqlite3
-import subprocess
-import sys
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from contextlib import closing
 from pathlib import Path
 
-import attrs
 import httpx
 import pytest
 import trio
 import trio.lowlevel
+from serve_process import Server, run_server
 from store.conftest import SQL_BACKENDS, make_backend
 
 from a2a_trio import model as m
@@ -71,7 +69,6 @@ pytestmark = pytest.mark.slow
 
 SEED_VARIABLE = "A2A_TRIO_CRASH_SOAK_SEED"
 CLIENTS = 24
-TESTS = Path(__file__).parent.parent
 AGENT = "bindings.soak_agents:crash_agent"
 RESTARTED = "The server restarted before this task finished; please send it again."
 """What recovery records for a task a killed server left running (docs/stores.md)."""
@@ -84,65 +81,10 @@ TOO_LATE = "too late"
 GRACE = 10.0
 """``a2a-trio serve``'s shutdown grace."""
 REFUSED = "The server is shutting down; try again shortly"
-SERVING = re.compile(r"serving \S+ at (http://\S+)")
 DOCUMENTED_WARNINGS = re.compile(
     r"WARNING a2a_trio\.serve: SIGTERM received: stopping; new tasks are refused and running"
     r" ones get up to 10 s to finish \(send SIGTERM again to stop at once\)$"
 )
-
-
-async def lines(stream: trio.abc.ReceiveStream) -> AsyncIterator[str]:
-    """A process pipe's lines as they come."""
-    pending = b""
-    async for chunk in stream:
-        pending += chunk
-        *complete, pending = pending.split(b"\n")
-        for line in complete:
-            yield line.decode()
-    if pending:
-        yield pending.decode()
-
-
-@attrs.define
-class Server:
-    """One ``a2a-trio serve`` process: its URL and everything it wrote to stderr."""
-
-    process: trio.Process
-    url: str = ""
-    stderr: list[str] = attrs.field(factory=list)
-
-
-async def run_server(store_url: str, *, task_status: trio.TaskStatus[Server]) -> None:
-    """Run ``a2a-trio serve`` on ``store_url`` until it exits (killed on cancellation);
-    report it once it listens."""
-    command = [sys.executable, "-m", "a2a_trio", "serve", AGENT, "--port", "0"]
-    options = ["--store", store_url, "--log-level", "warning", "--keepalive", "0.2"]
-    path = os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")]))
-    process = await trio.lowlevel.open_process(
-        [*command, *options],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": path},
-    )
-    assert process.stdout is not None and process.stderr is not None
-    server = Server(process)
-    try:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(collect, process.stderr, server.stderr)
-            async for line in lines(process.stdout):
-                if found := SERVING.match(line):
-                    server.url = found[1]
-                    task_status.started(server)
-        assert server.url, f"the server exited before it listened: {server.stderr}"
-    finally:
-        process.kill()
-        with trio.CancelScope(shield=True):
-            await process.wait()
-
-
-async def collect(stream: trio.abc.ReceiveStream, into: list[str]) -> None:
-    async for line in lines(stream):
-        into.append(line)
 
 
 class CrashSoak(Soak):
@@ -435,7 +377,7 @@ async def test_crash_soak(store: str, stop: str, tmp_path: Path) -> None:
     # when other work loads it (load average ~10).
     with trio.fail_after(120):
         async with make_backend(store, tmp_path) as backend, trio.open_nursery() as running:
-            server = await running.start(run_server, backend.url)
+            server = await running.start(run_server, AGENT, backend.url)
             servers = [server]
             async with open_store(backend.url) as opened, trio.open_nursery() as clients:
                 soak = CrashSoak(opened)
@@ -453,7 +395,7 @@ async def test_crash_soak(store: str, stop: str, tmp_path: Path) -> None:
                     else:
                         late = await drain(soak, server, rng)
                         graceful = f"; the cancel as the grace ended: {soak.tasks[late].cancels}"
-                    server = await running.start(run_server, backend.url)
+                    server = await running.start(run_server, AGENT, backend.url)
                     servers.append(server)
                     soak.came_up(server.url)
                 await trio.sleep(rng.uniform(1, 2))

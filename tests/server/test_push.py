@@ -4,6 +4,7 @@ deleted on every binding, and each task event POSTed to a real webhook on 127.0.
 from __future__ import annotations
 
 import logging
+import signal
 from collections.abc import AsyncIterator
 from functools import partial
 from pathlib import Path
@@ -16,12 +17,13 @@ import trio
 from a2a.client import ClientConfig, create_client
 from a2a.utils.errors import TaskNotFoundError
 from doc_examples import run_block, runs_examples
+from serve_process import run_server
 
 from a2a_trio import PushSettings, ServerConfig, serve
 from a2a_trio import model as m
 from a2a_trio.runtime import RuntimeConfig, TaskRuntime
 from a2a_trio.server._push import PushSender
-from a2a_trio.store import ANONYMOUS, MemoryTaskStore
+from a2a_trio.store import ANONYMOUS, MemoryTaskStore, open_store
 from a2a_trio.wire import V1
 
 from .agents import agent, gates
@@ -539,3 +541,85 @@ async def test_a_task_that_waited_across_a_restart_is_delivered_once_answered(
         nursery.cancel_scope.cancel()
     (completed,) = [d for d in got if d.state == "TASK_STATE_COMPLETED"]
     assert completed.body["statusUpdate"]["taskId"] == task_id
+
+
+async def test_events_a_stopped_server_left_unsent_go_out_from_the_next(
+    hook: Webhook, tmp_path: Path
+) -> None:
+    """The webhook is down while one task finishes, one works and one asks for input, and the
+    server stops before trying again.  The next server on the store sends each task's events
+    from the first one not sent: the finished and the waiting task's from the store, the
+    re-run task's as it goes on, each event once, in order.  Then nothing is left to send."""
+    store_url = f"sqlite:///{tmp_path / 'tasks.db'}"
+    down = PushSettings(retry_wait=60, timeout=2, allow_private_networks=True)
+    gate = "push-unsent"
+    hook.answers = [503] * 3  # each task's first event; its retry would come in a minute
+    async with trio.open_nursery() as nursery:
+        config = ServerConfig(push=down, shutdown_grace=0.2)
+        stop = trio.Event()
+        serving = partial(serve, agent, port=0, store=store_url)
+        base = await nursery.start(partial(serving, config=config, shutdown_trigger=stop.wait))
+        async with httpx.AsyncClient(base_url=base, headers=V1_HEADERS, timeout=10) as http:
+            done = await start(
+                http, "hi", "echo", taskPushNotificationConfig={"url": hook.url + "/done"}
+            )
+            running = await start(
+                http, gate, "gated_redo", taskPushNotificationConfig={"url": hook.url + "/running"}
+            )
+            asked = await call(  # blocking: answered once the task waits for input
+                http,
+                "SendMessage",
+                {
+                    "message": user_message("?", skill="ask"),
+                    "configuration": {"taskPushNotificationConfig": {"url": hook.url + "/asking"}},
+                },
+            )
+            asking = asked["result"]["task"]["id"]
+            assert asked["result"]["task"]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+            await hook.wait_for(lambda _: hook.attempts == 3)
+        stop.set()
+    assert hook.received == []
+    gates.setdefault(gate, trio.Event()).set()  # the re-run goes straight through
+    async with trio.open_nursery() as nursery:
+        stop = trio.Event()  # (a shutdown waits for a delivery under way to be marked sent)
+        config = ServerConfig(push=FAST_RETRIES)
+        await nursery.start(partial(serving, config=config, shutdown_trigger=stop.wait))
+        await hook.wait_for_state("TASK_STATE_COMPLETED", path="/hook/done")
+        await hook.wait_for_state("TASK_STATE_COMPLETED", path="/hook/running")
+        await hook.wait_for_state("TASK_STATE_INPUT_REQUIRED", path="/hook/asking")
+        stop.set()
+    async with open_store(store_url) as store:
+        tasks = {done: "/hook/done", running: "/hook/running", asking: "/hook/asking"}
+        for task_id, path in tasks.items():
+            logged = await store.load_events(ANONYMOUS, task_id)
+            sent = [d.body for d in hook.received if d.path == path]
+            assert sent == [V1.encode_stream_response(event) for _seq, event in logged]
+        assert await store.list_push_backlog() == ()
+
+
+async def test_events_a_killed_server_left_unsent_go_out_from_the_next(
+    hook: Webhook, tmp_path: Path
+) -> None:
+    """``a2a-trio serve`` killed (SIGKILL) while the webhook refuses a finished task's first
+    event, a second before trying again: the next process on the SQLite file sends them all."""
+    store_url = f"sqlite:///{tmp_path / 'tasks.db'}"
+    hook.answers = [503]
+    serving = partial(run_server, "a2a_trio.demo:agent", store_url, "--push", "private")
+    async with trio.open_nursery() as nursery:
+        server = await nursery.start(serving)
+        async with httpx.AsyncClient(base_url=server.url, headers=V1_HEADERS, timeout=10) as http:
+            task_id = await start(http, "hi", "echo", taskPushNotificationConfig={"url": hook.url})
+            await hook.wait_for(lambda _: hook.attempts == 1)
+        server.process.send_signal(signal.SIGKILL)
+        assert await server.process.wait() == -signal.SIGKILL
+    assert hook.received == []
+    async with trio.open_nursery() as nursery:
+        server = await nursery.start(serving)
+        await hook.wait_for_state("TASK_STATE_COMPLETED")
+        nursery.cancel_scope.cancel()
+    async with open_store(store_url) as store:
+        logged = await store.load_events(ANONYMOUS, task_id)
+    assert [d.body for d in hook.received] == [
+        V1.encode_stream_response(event) for _seq, event in logged
+    ]
+    assert not [line for line in server.stderr if "Traceback" in line or "ERROR" in line]

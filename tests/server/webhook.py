@@ -51,7 +51,8 @@ class Webhook:
     _arrived: trio.lowlevel.ParkingLot = attrs.field(factory=trio.lowlevel.ParkingLot)
 
     async def wait_for(self, done: Callable[[list[Delivery]], bool]) -> list[Delivery]:
-        """The deliveries once ``done`` says they are complete (fails after 10 s)."""
+        """The deliveries once ``done`` says they are complete (fails after 10 s); looked at
+        after each POST, refused ones too."""
         with trio.fail_after(10):
             while not done(self.received):
                 await self._arrived.park()
@@ -74,7 +75,7 @@ class Webhook:
         if status < 300:
             headers = {k.decode(): v.decode() for k, v in scope["headers"]}
             self.received.append(Delivery(scope["path"], headers, orjson.loads(body)))
-            self._arrived.unpark_all()
+        self._arrived.unpark_all()
         await send({"type": "http.response.start", "status": status, "headers": []})
         await send({"type": "http.response.body", "body": b""})
 

@@ -25,6 +25,7 @@ from a2a_trio.store import (
     ANONYMOUS,
     ArtifactWrite,
     CallerScope,
+    PushBacklog,
     Retention,
     TaskAtVersion,
     TaskQuery,
@@ -966,6 +967,41 @@ async def test_push_config_crud(store: TaskStore) -> None:
     assert await store.delete_push_config(ALICE, task.id, "mine") is False
     assert await store.get_push_config(ALICE, task.id, "mine") is None
     assert await store.list_push_configs(ALICE, task.id) == (replaced,)
+
+
+async def test_push_delivery_marks_say_what_a_restart_still_sends(store: TaskStore) -> None:
+    """A new config is marked at the task's last event unless told otherwise; marks only move
+    forward; the backlog lists, across scopes, each task whose least mark is behind its log."""
+    task = (await store.create_task(ALICE, a_task())).task
+    other = (await store.create_task(OTHER_TENANT, a_task())).task
+    await store.append_events(ALICE, task.id, [(1, task), (2, agent_says("a"))])
+    await store.append_events(OTHER_TENANT, other.id, [(1, other)])
+    assert await store.list_push_backlog() == ()
+    config = m.TaskPushNotificationConfig("https://a", task_id=task.id, id="a")
+    await store.set_push_config(ALICE, config)  # for what comes next: nothing lags
+    await store.set_push_config(OTHER_TENANT, attrs.evolve(config, task_id=other.id))
+    assert await store.list_push_backlog() == ()
+    late = attrs.evolve(config, id="b")
+    await store.set_push_config(ALICE, late, delivered_through=0)  # from the first event on
+    assert await store.list_push_backlog() == (PushBacklog(ALICE, task.id, 0),)
+    await store.set_push_config(ALICE, attrs.evolve(late, url="https://b"))  # keeps its mark
+    await store.mark_push_delivered(ALICE, task.id, 1)
+    assert await store.list_push_backlog() == (PushBacklog(ALICE, task.id, 1),)
+    await store.append_events(OTHER_TENANT, other.id, [(2, agent_says("b"))])
+    await store.mark_push_delivered(MALLORY, task.id, 2)  # not the caller's task: no mark
+    await store.mark_push_delivered(ALICE, "nope", 2)
+    assert set(await store.list_push_backlog()) == {
+        PushBacklog(ALICE, task.id, 1),
+        PushBacklog(OTHER_TENANT, other.id, 1),
+    }
+    await store.mark_push_delivered(ALICE, task.id, 2)
+    await store.mark_push_delivered(ALICE, task.id, 1)  # never back
+    assert await store.delete_push_config(OTHER_TENANT, other.id, "a")
+    assert await store.list_push_backlog() == ()
+    await store.append_events(ALICE, task.id, [(3, agent_says("c"))])
+    assert await store.list_push_backlog() == (PushBacklog(ALICE, task.id, 2),)
+    await store.delete_task(ALICE, task.id)
+    assert await store.list_push_backlog() == ()
 
 
 async def test_push_config_needs_an_existing_task(store: TaskStore) -> None:

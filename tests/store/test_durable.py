@@ -18,6 +18,7 @@ from a2a_trio.errors import ConcurrencyError
 from a2a_trio.store import (
     ANONYMOUS,
     ArtifactWrite,
+    PushBacklog,
     StoreSchemaError,
     TaskQuery,
     TaskStore,
@@ -158,6 +159,7 @@ def _back_to_version_1(backend: Backend, path: str) -> None:
         "ALTER TABLE a2a_tasks DROP COLUMN listed_us",
         "CREATE INDEX a2a_tasks_scope ON a2a_tasks (tenant, owner, ord)",
         "CREATE INDEX a2a_tasks_context ON a2a_tasks (tenant, owner, context_id, ord)",
+        "ALTER TABLE a2a_push_configs DROP COLUMN delivered_seq",
     )
     if backend.name == "sqlite":
         with closing(sqlite3.connect(path)) as conn:
@@ -190,7 +192,7 @@ def _schema_state(backend: Backend, path: str) -> tuple[int, bool]:
 
 
 async def test_an_older_database_is_migrated_when_opened(sql_backend: Backend) -> None:
-    assert (len(SQLITE_MIGRATIONS), len(PG_MIGRATIONS)) == (4, 3)
+    assert (len(SQLITE_MIGRATIONS), len(PG_MIGRATIONS)) == (5, 4)
     latest = len(SQLITE_MIGRATIONS if sql_backend.name == "sqlite" else PG_MIGRATIONS)
     path = sql_backend.url.removeprefix("sqlite:///")
     an_hour_ago = m.utcnow() - timedelta(hours=1)
@@ -200,6 +202,9 @@ async def test_an_older_database_is_migrated_when_opened(sql_backend: Backend) -
         task = (await store.create_task(ANONYMOUS, a_task())).task
         await store.update_task(ANONYMOUS, task.id, TaskUpdate(state=S.WORKING))
         await store.update_task(ANONYMOUS, older.id, TaskUpdate(messages=(agent_says("more"),)))
+        await store.append_events(ANONYMOUS, task.id, [(1, task), (2, agent_says("working"))])
+        config = m.TaskPushNotificationConfig("https://a", task_id=task.id, id="c")
+        await store.set_push_config(ANONYMOUS, config, delivered_through=0)
     await trio.to_thread.run_sync(_back_to_version_1, sql_backend, path)
     assert await trio.to_thread.run_sync(_schema_state, sql_backend, path) == (1, False)
     async with open_store(sql_backend.url) as store:
@@ -207,6 +212,10 @@ async def test_an_older_database_is_migrated_when_opened(sql_backend: Backend) -
         assert [found.id for found in working.tasks] == [task.id]
         # the tasks stored before list by status time: the message moved nothing
         assert await all_pages(store, TaskQuery(page_size=1)) == [task.id, older.id]
+        # a config from before the delivery marks counts as sent what was logged by then
+        assert await store.list_push_backlog() == ()
+        await store.append_events(ANONYMOUS, task.id, [(3, agent_says("more"))])
+        assert await store.list_push_backlog() == (PushBacklog(ANONYMOUS, task.id, 2),)
     assert await trio.to_thread.run_sync(_schema_state, sql_backend, path) == (latest, True)
 
 
