@@ -13,7 +13,7 @@ from ._eventlog import (
 )
 from ._outcome import INTERNAL_FAILURE, TaskFailed, TaskRejected
 from ._parked import JobCanceled, JobHandle, JobStatus, poll_job
-from ._runtime import OnStart, RuntimeConfig, RuntimeStatistics, TaskRuntime
+from ._runtime import OnRecovered, OnStart, RuntimeConfig, RuntimeStatistics, TaskRuntime
 from ._stream import TaskStream
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "JobHandle",
     "JobStatus",
     "LogEntry",
+    "OnRecovered",
     "OnStart",
     "ReplayGap",
     "RuntimeConfig",

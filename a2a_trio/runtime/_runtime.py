@@ -24,7 +24,7 @@ import functools
 import inspect
 import logging
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Set
 from datetime import datetime, timedelta
 from typing import Any, Final
 
@@ -119,6 +119,8 @@ replica's) makes the cancel read the task again."""
 type OnStart = Callable[[str, int], Awaitable[None]]
 """What a send calls once its task's job has started: ``(task_id, after)``, ``after`` being
 the task's last event before the message's own (0 for a new task)."""
+type OnRecovered = Callable[[Set[tuple[CallerScope, str]]], None]
+"""What a recovery pass calls with the tasks it re-ran or settled (``TaskRuntime.on_recovered``)."""
 
 
 @attrs.frozen
@@ -215,6 +217,9 @@ class TaskRuntime:
         self._idle = trio.lowlevel.ParkingLot()
         self._recovery_log = ThrottledLog(logger)
         """Recovery's reports of a store it cannot use, which it meets again at every retry."""
+        self.on_recovered: OnRecovered | None = None
+        """Told, after each recovery pass, which tasks it took over from a stopped process:
+        their push notifications go on from here."""
 
     # --- lifetime -------------------------------------------------------------------------
 
@@ -768,26 +773,33 @@ class TaskRuntime:
         store is an error saying what to do, and True: no later try can mend it."""
         lease = self.config.recovery_lease
         cutoff = None if lease is None else m.utcnow() - timedelta(seconds=lease)
+        recovered: set[tuple[CallerScope, str]] = set()
+        done = True
         try:
-            await self._recover_each(await self.store.list_unfinished(), cutoff)
+            await self._recover_each(await self.store.list_unfinished(), cutoff, recovered)
         except StoreDamagedError as exc:
             self._recovery_log.log(
                 logging.ERROR, "recovery stopped, the task store is damaged: %s", exc
             )
-            return True
         except StoreUnavailableError as exc:
             self._recovery_log.log(
                 logging.WARNING, "recovery postponed, the task store is unavailable: %s", exc
             )
-            return False
-        return True
+            done = False
+        if recovered and self.on_recovered is not None:
+            self.on_recovered(recovered)
+        return done
 
     async def _recover_each(
-        self, unfinished: Iterable[ScopedTask], cutoff: datetime | None
+        self,
+        unfinished: Iterable[ScopedTask],
+        cutoff: datetime | None,
+        recovered: set[tuple[CallerScope, str]],
     ) -> None:
-        """Re-run or settle each task of ``unfinished`` no live process runs.  A task settled,
-        re-run or deleted elsewhere meanwhile is left as it is; the store being unavailable or
-        damaged stops the recovery (``_recover`` says which, and tries again after an outage)."""
+        """Re-run or settle each task of ``unfinished`` no live process runs, adding it to
+        ``recovered``.  A task settled, re-run or deleted elsewhere meanwhile is left as it
+        is; the store being unavailable or damaged stops the recovery (``_recover`` says
+        which, and tries again after an outage)."""
         for item in unfinished:
             task = item.stored.task
             if m.is_interrupted(task.status.state):
@@ -796,16 +808,16 @@ class TaskRuntime:
                 continue  # running here, or written lately: a live replica runs it
             users = [msg for msg in task.history if msg.role is m.Role.USER]
             skill = self._skill_for(task)
-            if skill is not None and skill.resumable and users:
-                # A taken event number: another process is running it meanwhile.
-                with contextlib.suppress(*LEFT_TO_OTHERS):
+            # A taken event number: another process is running it meanwhile.
+            with contextlib.suppress(*LEFT_TO_OTHERS):
+                if skill is not None and skill.resumable and users:
                     # The accepted output modes are not stored: this run sees none.
                     await self._rerun(item.scope, item.stored, skill, Incoming(users[-1]))
-                continue
-            with contextlib.suppress(*LEFT_TO_OTHERS):
-                await self._settle_stored(
-                    item.scope, item.stored, m.TaskState.FAILED, RESTART_MESSAGE
-                )
+                else:
+                    await self._settle_stored(
+                        item.scope, item.stored, m.TaskState.FAILED, RESTART_MESSAGE
+                    )
+                recovered.add((item.scope, task.id))
 
     async def _settle_stored(
         self, scope: CallerScope, stored: StoredTask, state: m.TaskState, text: str

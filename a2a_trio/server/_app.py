@@ -111,6 +111,7 @@ class A2AServer:
                         from ._push import PushSender
 
                         self._push = PushSender(self._runtime, self.config.push)
+                        self._runtime.on_recovered = self._push.take_over
                         runtime = self.config.runtime
                         resume = runtime.recover_unfinished and runtime.recovery_lease is None
                         await nursery.start(partial(self._push.run, resume=resume))

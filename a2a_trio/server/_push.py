@@ -11,14 +11,17 @@ falls a whole subscriber buffer behind picks up again from the store.  A watcher
 task's terminal event, or when the task is gone.
 
 Once an event has gone to every webhook (or been given up on), the store marks it sent
-(``mark_push_delivered``).  A server starting alone on its store sends what the marks say the
-last process did not: the events a crash, or a shutdown's grace running out, left stored but
-unsent (at least once: a webhook may get an event twice, never none).
+(``mark_push_delivered``).  A task the runtime's recovery takes over from a stopped process
+(after a restart, or a crashed replica's past its lease) is watched from its first unsent
+event, and a server starting alone on its store sends the unsent events of the tasks that
+finished or wait for input: what a crash, or a shutdown's grace running out, left stored but
+not sent goes out (at least once: a webhook may get an event twice, never none).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Set
 from typing import Final
 from urllib.parse import urlsplit
 
@@ -95,12 +98,13 @@ class PushSender:
     ) -> None:
         """Own the watchers and the HTTP client they share until cancelled.
 
-        ``resume``: first watch every task left running that has configs, from its last
-        stored event, so what its recovery makes of it (FAILED, or a re-run) is delivered too.
-        Started before the runtime's recovery, for one server alone on its store: with several
-        replicas, each would watch every task.  A task waiting for input is watched again
-        when its answer comes (:meth:`watch_again`), not meanwhile: a task no job runs here is
-        followed by polling the store, and it may wait for days."""
+        ``resume``: first send, from the store, what the last process left unsent of the
+        tasks that finished or wait for input (:meth:`_resume_watching`).  For one server
+        alone on its store: with several replicas, a live one may be sending those still.
+        The tasks left running come from the runtime's recovery (:meth:`take_over`); a task
+        waiting for input is watched again when its answer comes (:meth:`watch_again`), not
+        meanwhile: a task no job runs here is followed by polling the store, and it may wait
+        for days."""
         client = httpx.AsyncClient(
             timeout=self.settings.timeout,
             follow_redirects=False,  # a redirect could lead past the webhook check
@@ -129,31 +133,50 @@ class PushSender:
         )
 
     async def _resume_watching(self) -> None:
-        """Watch each running task with configs from its delivery mark on; send each other
-        task's unsent events (it finished, or waits for input) from the store, once."""
+        """Send the unsent events of each task that finished or waits for input, from the
+        store, once.  The tasks left running are the runtime's recovery's, which hands them
+        over when it has re-run or settled them (:meth:`take_over`)."""
         store = self.runtime.store
         try:
-            lagging = {
-                (b.scope, b.task_id): b.delivered_through for b in await store.list_push_backlog()
+            running = {
+                (scoped.scope, scoped.stored.task.id)
+                for scoped in await store.list_unfinished()
+                if not m.is_interrupted(scoped.stored.task.status.state)
             }
-            for scoped in await store.list_unfinished():
-                scope, task = scoped.scope, scoped.stored.task
-                key = (scope, task.id)
-                if m.is_interrupted(task.status.state):
-                    continue
-                after = lagging.pop(key, None)
-                if after is None and await store.list_push_configs(scope, task.id):
-                    after = await store.last_event_seq(scope, task.id)
-                if after is not None:
-                    self.watch(scope, task.id, after=after)
+            lagging = await store.list_push_backlog()
         except StoreUnavailableError as exc:  # the runtime's recovery reports the store too
-            logger.warning("push notifications of unfinished tasks not resumed: %s", exc)
+            logger.warning("unsent push notifications not sent: %s", exc)
             return
         assert self._nursery is not None
-        for (scope, task_id), after in lagging.items():
-            self._nursery.start_soon(
-                self._catch_up, scope, task_id, after, name=f"a2a push: task {task_id}"
+        for backlog in lagging:
+            if (backlog.scope, backlog.task_id) not in running:
+                self._nursery.start_soon(
+                    self._catch_up,
+                    backlog.scope,
+                    backlog.task_id,
+                    backlog.delivered_through,
+                    name=f"a2a push: task {backlog.task_id}",
+                )
+
+    def take_over(self, recovered: Set[tuple[CallerScope, str]]) -> None:
+        """For the runtime's recovery (``TaskRuntime.on_recovered``): watch the tasks it took
+        over from a stopped process (after a restart, or a crashed replica's, past its lease)
+        from the first event their webhooks were not sent, so what that process left unsent
+        goes out, then the FAILED or the re-run's events."""
+        if self._nursery is not None:
+            self._nursery.start_soon(self._take_over, recovered, name="a2a push: take over")
+
+    async def _take_over(self, recovered: Set[tuple[CallerScope, str]]) -> None:
+        try:
+            lagging = await self.runtime.store.list_push_backlog()
+        except StoreUnavailableError as exc:
+            logger.warning(
+                "push notifications of %d recovered tasks not taken over: %s", len(recovered), exc
             )
+            return
+        for backlog in lagging:
+            if (backlog.scope, backlog.task_id) in recovered:
+                self.watch(backlog.scope, backlog.task_id, after=backlog.delivered_through)
 
     def watch(self, scope: CallerScope, task_id: str, *, after: int) -> None:
         """Deliver the task's events after event ``after`` (unless a watcher delivers them

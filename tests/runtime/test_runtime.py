@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Set
 from functools import partial
 from pathlib import Path
 from typing import Any, NoReturn
@@ -694,9 +694,12 @@ async def test_restart_fails_unfinished_tasks_and_reruns_resumable_ones() -> Non
     for task, state in [(plain, m.TaskState.WORKING), (resumable, m.TaskState.SUBMITTED)]:
         left = await store.load_task(ANONYMOUS, task.id)
         assert left is not None and left.task.status.state is state
+    told: list[Set[tuple[CallerScope, str]]] = []
     async with trio.open_nursery() as nursery:
         runtime = TaskRuntime(agents.agent, store, FAST)
+        runtime.on_recovered = told.append
         await nursery.start(runtime.run)
+        assert told == [{(ANONYMOUS, plain.id), (ANONYMOUS, resumable.id)}]  # one pass, both
         failed = await runtime.get(ANONYMOUS, plain.id, None)
         assert failed.status.state is m.TaskState.FAILED
         assert failed.status.message is not None

@@ -543,6 +543,16 @@ async def test_a_task_that_waited_across_a_restart_is_delivered_once_answered(
     assert completed.body["statusUpdate"]["taskId"] == task_id
 
 
+async def check_sent_as_logged(hook: Webhook, store_url: str, paths: dict[str, str]) -> None:
+    """Each task's webhook (by its path, per task id) was sent exactly the task's logged
+    events, each once, in order."""
+    async with open_store(store_url) as store:
+        for task_id, path in paths.items():
+            logged = await store.load_events(ANONYMOUS, task_id)
+            sent = [d.body for d in hook.received if d.path == path]
+            assert sent == [V1.encode_stream_response(event) for _seq, event in logged]
+
+
 async def test_events_a_stopped_server_left_unsent_go_out_from_the_next(
     hook: Webhook, tmp_path: Path
 ) -> None:
@@ -588,12 +598,9 @@ async def test_events_a_stopped_server_left_unsent_go_out_from_the_next(
         await hook.wait_for_state("TASK_STATE_COMPLETED", path="/hook/running")
         await hook.wait_for_state("TASK_STATE_INPUT_REQUIRED", path="/hook/asking")
         stop.set()
+    paths = {done: "/hook/done", running: "/hook/running", asking: "/hook/asking"}
+    await check_sent_as_logged(hook, store_url, paths)
     async with open_store(store_url) as store:
-        tasks = {done: "/hook/done", running: "/hook/running", asking: "/hook/asking"}
-        for task_id, path in tasks.items():
-            logged = await store.load_events(ANONYMOUS, task_id)
-            sent = [d.body for d in hook.received if d.path == path]
-            assert sent == [V1.encode_stream_response(event) for _seq, event in logged]
         assert await store.list_push_backlog() == ()
 
 
@@ -617,9 +624,38 @@ async def test_events_a_killed_server_left_unsent_go_out_from_the_next(
         server = await nursery.start(serving)
         await hook.wait_for_state("TASK_STATE_COMPLETED")
         nursery.cancel_scope.cancel()
-    async with open_store(store_url) as store:
-        logged = await store.load_events(ANONYMOUS, task_id)
-    assert [d.body for d in hook.received] == [
-        V1.encode_stream_response(event) for _seq, event in logged
-    ]
+    await check_sent_as_logged(hook, store_url, {task_id: "/hook"})
     assert not [line for line in server.stderr if "Traceback" in line or "ERROR" in line]
+
+
+async def test_a_crashed_replicas_unsent_events_go_out_from_the_replica_that_recovers_its_task(
+    hook: Webhook, tmp_path: Path
+) -> None:
+    """Replica A (``a2a-trio serve``) takes a resumable task with a webhook that refuses its
+    first event, and is killed (SIGKILL).  Replica B, on the same store with a recovery lease,
+    re-runs the task once A's lease is over, and sends its webhook every event from the first
+    A left unsent, A's then its own, each once, in order."""
+    store_url = f"sqlite:///{tmp_path / 'tasks.db'}"
+    gate = f"push-takeover {m.new_id()}"  # the gates outlive a test
+    hook.answers = [503]
+    lease = ("--recovery-lease", "0.5")
+    serving_a = partial(run_server, "server.agents:agent", store_url, "--push", "private", *lease)
+    runtime = RuntimeConfig(poll_interval=0.01, follow_interval=0.05, recovery_lease=0.5)
+    config = ServerConfig(push=FAST_RETRIES, runtime=runtime)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(partial(serve, agent, port=0, store=store_url, config=config))
+        async with trio.open_nursery() as replica_a:
+            server = await replica_a.start(serving_a)
+            async with httpx.AsyncClient(base_url=server.url, headers=V1_HEADERS) as http:
+                push = {"url": hook.url}
+                task_id = await start(http, gate, "gated_redo", taskPushNotificationConfig=push)
+                await hook.wait_for(lambda _: hook.attempts == 1)
+            server.process.send_signal(signal.SIGKILL)
+        assert hook.received == []
+        gates.setdefault(gate, trio.Event()).set()  # B's re-run goes straight through
+        await hook.wait_for_state("TASK_STATE_COMPLETED")
+        nursery.cancel_scope.cancel()
+    await check_sent_as_logged(hook, store_url, {task_id: "/hook"})
+    # A's first event, then B's re-run's (the task as A left it, SUBMITTED or WORKING)
+    assert [d.kind for d in hook.received].count("task") == 2
+    assert hook.received[0].state == "TASK_STATE_SUBMITTED"
