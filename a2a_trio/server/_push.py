@@ -170,9 +170,8 @@ class PushSender:
         try:
             lagging = await self.runtime.store.list_push_backlog()
         except StoreUnavailableError as exc:
-            logger.warning(
-                "push notifications of %d recovered tasks not taken over: %s", len(recovered), exc
-            )
+            count = f"{len(recovered)} task" + ("s" if len(recovered) > 1 else "")
+            logger.warning("push notifications of %s recovered not taken over: %s", count, exc)
             return
         for backlog in lagging:
             if (backlog.scope, backlog.task_id) in recovered:
@@ -249,7 +248,7 @@ class PushSender:
                 await self._send(scope, task_id, LogEntry(seq, event))
         except TaskNotFoundError:
             pass  # deleted or purged meanwhile
-        except (StoreUnavailableError, StoreDamagedError) as exc:
+        except StoreUnavailableError as exc:  # or damaged: sent by the next start, if any
             logger.warning("unsent push notifications for task %s not sent: %s", task_id, exc)
 
     async def _send(self, scope: CallerScope, task_id: str, entry: LogEntry) -> None:

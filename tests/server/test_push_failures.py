@@ -1,0 +1,285 @@
+"""Push notifications when things go wrong around them: the store refusing the sender's reads
+or marks, a watcher falling a buffer behind, a config or a task deleted while watched, and a
+webhook whose name now leads to a private address.  Each delivers what it still can, in
+order, and says in the log what it could not."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from functools import partial
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+from runtime.streams import read_all
+
+from a2a_trio import Agent, PushSettings, TaskContext
+from a2a_trio import model as m
+from a2a_trio.errors import StoreUnavailableError
+from a2a_trio.runtime import EventLogLimits, RuntimeConfig, TaskRuntime
+from a2a_trio.server import _push
+from a2a_trio.server._push import PushSender
+from a2a_trio.store import ANONYMOUS, MemoryTaskStore, PushBacklog
+from a2a_trio.wire import V1
+
+from .webhook import Webhook, webhook_server
+
+agent = Agent("push failures", "Tasks whose webhooks meet trouble", version="0")
+gates: dict[str, trio.Event] = {}
+
+
+@agent.skill()
+async def burst(ctx: TaskContext) -> None:
+    """Wait for the test's gate (named by the text), then stream 20 chunks at once."""
+    await gates.setdefault(ctx.text, trio.Event()).wait()
+    for index in range(20):
+        last = index == 19
+        await ctx.emit_artifact(f"{index} ", artifact_id="a1", append=index > 0, last_chunk=last)
+
+
+DOWN = "the database is unreachable"
+FAST = PushSettings(retry_wait=0.05, timeout=2, allow_private_networks=True)
+QUIET = RuntimeConfig(stall_warning=None)
+
+
+class PushCallsFail(MemoryTaskStore):
+    """The memory store, refusing as unavailable the push calls named in ``failing``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failing: set[str] = set()
+        self.refused = trio.Event()
+
+    def _maybe_refuse(self, name: str) -> None:
+        if name in self.failing:
+            self.refused.set()
+            raise StoreUnavailableError(DOWN)
+
+    async def list_push_configs(self, *args: Any, **kwargs: Any) -> Any:
+        self._maybe_refuse("list_push_configs")
+        return await super().list_push_configs(*args, **kwargs)
+
+    async def mark_push_delivered(self, *args: Any, **kwargs: Any) -> None:
+        self._maybe_refuse("mark_push_delivered")
+        await super().mark_push_delivered(*args, **kwargs)
+
+    async def list_push_backlog(self) -> tuple[PushBacklog, ...]:
+        self._maybe_refuse("list_push_backlog")
+        return await super().list_push_backlog()
+
+
+@pytest.fixture
+async def hook() -> AsyncIterator[Webhook]:
+    async with webhook_server() as receiver:
+        yield receiver
+
+
+async def started(
+    nursery: trio.Nursery,
+    store: MemoryTaskStore,
+    *,
+    settings: PushSettings = FAST,
+    config: RuntimeConfig = QUIET,
+) -> tuple[TaskRuntime, PushSender]:
+    runtime = TaskRuntime(agent, store, config)
+    sender = PushSender(runtime, settings)
+    await nursery.start(sender.run)
+    await nursery.start(runtime.run)
+    return runtime, sender
+
+
+async def watched_task(runtime: TaskRuntime, sender: PushSender, gate: str, *urls: str) -> str:
+    """A ``burst`` task waiting at ``gate``, with a config per URL, watched from its start."""
+    sent = m.SendMessageRequest(
+        m.text_message(gate, metadata={"skillId": "burst"}),
+        configuration=m.SendMessageConfiguration(return_immediately=True),
+    )
+    task = await runtime.send(ANONYMOUS, sent)
+    assert isinstance(task, m.Task)
+    for url in urls:
+        config = m.TaskPushNotificationConfig(url=url, task_id=task.id)
+        await runtime.store.set_push_config(ANONYMOUS, config, delivered_through=0)
+    sender.watch(ANONYMOUS, task.id, after=0)
+    return task.id
+
+
+def logged(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [record.getMessage() for record in caplog.records]
+
+
+def open_gate(gate: str) -> None:
+    gates.setdefault(gate, trio.Event()).set()
+
+
+async def finished(hook: Webhook, sender: PushSender) -> None:
+    """Once the webhook has the task's COMPLETED and the sender has nothing under way."""
+    await hook.wait_for_state("TASK_STATE_COMPLETED")
+    await sender.drain(5)
+
+
+async def sent_as_logged(store: MemoryTaskStore, hook: Webhook, task_id: str) -> None:
+    logged = await store.load_events(ANONYMOUS, task_id)
+    assert [d.body for d in hook.received] == [
+        V1.encode_stream_response(event) for _seq, event in logged
+    ]
+
+
+async def test_a_store_outage_holds_deliveries_back_then_they_go_out_in_order(
+    hook: Webhook, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sender cannot read the task's configs: it says so once, waits, and once the store
+    answers again sends every event it had not, each once, in order."""
+    monkeypatch.setattr(_push, "STORE_RETRY", 0.05)
+    store = PushCallsFail()
+    gate = "push-outage"
+    with caplog.at_level(logging.WARNING, logger="a2a_trio.push"):
+        async with trio.open_nursery() as nursery:
+            runtime, sender = await started(nursery, store)
+            task_id = await watched_task(runtime, sender, gate, hook.url)
+            await hook.wait_for(lambda got: len(got) == 1)  # the task as it started
+            store.failing.add("list_push_configs")
+            open_gate(gate)
+            await store.refused.wait()
+            store.failing.clear()
+            await finished(hook, sender)
+            nursery.cancel_scope.cancel()
+    await sent_as_logged(store, hook, task_id)
+    assert logged(caplog) == [
+        f"push notifications for task {task_id} wait for the task store: {DOWN}"
+    ]
+
+
+async def test_a_mark_the_store_refuses_is_logged_and_the_deliveries_go_on(
+    hook: Webhook, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every event still goes out; the log says they were not marked, once a minute, and the
+    store still lists them as unsent, so a restart would send them again (at least once)."""
+    store = PushCallsFail()
+    store.failing.add("mark_push_delivered")
+    gate = "push-unmarked"
+    with caplog.at_level(logging.WARNING, logger="a2a_trio.push"):
+        async with trio.open_nursery() as nursery:
+            runtime, sender = await started(nursery, store)
+            task_id = await watched_task(runtime, sender, gate, hook.url)
+            open_gate(gate)
+            await finished(hook, sender)
+            nursery.cancel_scope.cancel()
+    await sent_as_logged(store, hook, task_id)
+    assert logged(caplog) == [
+        f"push notification for task {task_id} sent but not marked sent: {DOWN}"
+    ]
+    assert await store.list_push_backlog() == (PushBacklog(ANONYMOUS, task_id, 0),)
+
+
+async def test_a_watcher_a_buffer_behind_picks_up_where_it_was(hook: Webhook) -> None:
+    """The webhook refuses the first event twice while the task streams 20 chunks into a
+    subscriber buffer of 2: the watcher's subscription ends, and it goes on from the event
+    after its last one.  Every event arrives once, in order."""
+    store = MemoryTaskStore()
+    small = RuntimeConfig(stall_warning=None, event_log=EventLogLimits(subscriber_buffer=2))
+    gate = "push-overflow"
+    hook.answers = [503, 503]
+    async with trio.open_nursery() as nursery:
+        runtime, sender = await started(nursery, store, config=small)
+        task_id = await watched_task(runtime, sender, gate, hook.url)
+        await hook.wait_for(lambda _: hook.attempts == 1)
+        open_gate(gate)
+        await finished(hook, sender)
+        nursery.cancel_scope.cancel()
+    await sent_as_logged(store, hook, task_id)
+    assert [d.kind for d in hook.received].count("artifactUpdate") == 20
+
+
+async def test_deleting_a_tasks_last_config_stops_its_deliveries(hook: Webhook) -> None:
+    """The watcher reads the configs at each event: with none left it sends nothing more,
+    and still ends with the task."""
+    store = MemoryTaskStore()
+    gate = "push-deleted-config"
+    async with trio.open_nursery() as nursery:
+        runtime, sender = await started(nursery, store)
+        task_id = await watched_task(runtime, sender, gate, hook.url)
+        await hook.wait_for(lambda got: len(got) == 1)  # the task as it started
+        (config,) = await store.list_push_configs(ANONYMOUS, task_id)
+        assert await store.delete_push_config(ANONYMOUS, task_id, config.id)
+        open_gate(gate)
+        await read_all(await runtime.subscribe(ANONYMOUS, task_id, last_event_id=0))  # ended
+        await sender.drain(5)
+        await trio.testing.wait_all_tasks_blocked()
+        assert sender.watcher_count == 0  # it ended with the task
+        nursery.cancel_scope.cancel()
+    assert [d.kind for d in hook.received] == ["task"]
+
+
+async def test_a_task_deleted_while_watched_ends_its_watcher(hook: Webhook) -> None:
+    """Its store user deletes the task (with its configs) while it waits: the job's next write
+    finds it gone, and the watcher, following the store from there, finds it gone too and
+    ends without a word."""
+    store = MemoryTaskStore()
+    gate = "push-deleted-task"
+    following = RuntimeConfig(stall_warning=None, follow_interval=0.01)
+    async with trio.open_nursery() as nursery:
+        runtime, sender = await started(nursery, store, config=following)
+        task_id = await watched_task(runtime, sender, gate, hook.url)
+        await hook.wait_for(lambda got: len(got) == 1)
+        assert await store.delete_task(ANONYMOUS, task_id)
+        open_gate(gate)
+        with trio.fail_after(5):  # nothing signals a watcher's end: look after each store poll
+            while sender.watcher_count:  # noqa: ASYNC110
+                await trio.sleep(0.01)
+        nursery.cancel_scope.cancel()
+    assert [d.kind for d in hook.received] == ["task"]
+
+
+async def test_a_webhook_that_now_reaches_a_private_address_is_not_called(
+    hook: Webhook, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The address check runs again before each POST: a config whose host has come to
+    resolve to a private address since it was accepted (here: a loopback URL written
+    straight into the store of a server allowing public webhooks only) is never called, and
+    the log says why, without the URL's query."""
+    store = MemoryTaskStore()
+    public_only = PushSettings(retry_wait=0.05, timeout=2)
+    gate = "push-rebound"
+    with caplog.at_level(logging.WARNING, logger="a2a_trio.push"):
+        async with trio.open_nursery() as nursery:
+            runtime, sender = await started(nursery, store, settings=public_only)
+            task_id = await watched_task(runtime, sender, gate, hook.url + "?secret=s3cr3t")
+            open_gate(gate)
+            await read_all(await runtime.subscribe(ANONYMOUS, task_id, last_event_id=0))
+            await sender.drain(5)
+            nursery.cancel_scope.cancel()
+    assert hook.attempts == 0
+    assert logged(caplog) == [
+        f"push notification for task {task_id} not delivered to {hook.url}: it now reaches"
+        " 127.0.0.1, a loopback address, and only public addresses are allowed"
+    ]
+
+
+async def test_a_start_that_cannot_read_what_is_unsent_says_so(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A task a stopped process left running, with a config: the start's catch-up and the
+    recovery's take-over cannot read the store's backlog.  Both say what was not done; the
+    recovery itself goes on (the task ends FAILED)."""
+    store = PushCallsFail()
+    left = (await store.create_task(ANONYMOUS, m.new_task(m.text_message("left")))).task
+    config = m.TaskPushNotificationConfig(url="http://127.0.0.1:1/", task_id=left.id)
+    await store.set_push_config(ANONYMOUS, config, delivered_through=0)
+    store.failing.add("list_push_backlog")
+    with caplog.at_level(logging.WARNING, logger="a2a_trio.push"):
+        async with trio.open_nursery() as nursery:
+            runtime = TaskRuntime(agent, store, QUIET)
+            sender = PushSender(runtime, FAST)
+            runtime.on_recovered = sender.take_over
+            await nursery.start(partial(sender.run, resume=True))
+            await nursery.start(runtime.run)
+            await trio.testing.wait_all_tasks_blocked()
+            nursery.cancel_scope.cancel()
+    assert logged(caplog) == [
+        f"unsent push notifications not sent: {DOWN}",
+        f"push notifications of 1 task recovered not taken over: {DOWN}",
+    ]
+    failed = await store.load_task(ANONYMOUS, left.id)
+    assert failed is not None and failed.task.status.state is m.TaskState.FAILED
