@@ -1,9 +1,10 @@
 """``a2a-trio webhook``: a webhook that prints the push notifications it receives.
 
 For trying push notifications from a terminal, and for seeing what an agent sends: every POST,
-on any path, is read as an A2A ``StreamResponse`` and printed as one line (or as its JSON), and
-answered 204.  A body that is not one is answered 400, a notification without the expected
-``X-A2A-Notification-Token`` 401, each said on stderr.
+on any path, is read as an A2A v1.0 ``StreamResponse`` (what a2a_trio and the official SDKs
+send), or as what A2A v0.3 agents send (the Task, or an event, with its ``kind``), printed as
+one line (or as its JSON), and answered 204.  A body that is neither is answered 400, a
+notification without the expected ``X-A2A-Notification-Token`` 401, each said on stderr.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from ..server._body import BodyTooLargeError
 from ..server._jsonrpc_endpoint import ClientGone, read_body
 from ..server._listen import listening, serve_on
 from ..server._tenants import request_headers
-from ..wire import V1, dumps, loads
+from ..wire import V03, V1, dumps, loads
 from ._view import parts_text
 
 MAX_BODY: Final = 1024 * 1024
@@ -50,6 +51,15 @@ def notification_line(event: m.StreamEvent) -> str:
         case m.Message():
             return f"message: {_one_line(event.parts)}"
     raise TypeError(f"not a stream event: {event!r}")
+
+
+def decode_notification(sent: Any) -> m.StreamEvent:
+    """A notification's event: a v1.0 ``StreamResponse`` names its one field (``task``,
+    ``statusUpdate``, ...), a v0.3 body is the Task (or event) itself, with its ``kind``."""
+    if isinstance(sent, dict) and "kind" in sent:
+        event, _final = V03.decode_stream_event(sent)
+        return event
+    return V1.decode_stream_response(sent)
 
 
 def _one_line(parts: tuple[m.Part, ...]) -> str:
@@ -95,12 +105,15 @@ class NotificationPrinter:
             _refused(f"a notification with {given} X-A2A-Notification-Token")
             return 401
         try:
-            event = V1.decode_stream_response(loads(body))
+            sent = loads(body)
+            event = decode_notification(sent)
         except (ParseError, InvalidParamsError) as exc:
-            _refused(f"a body that is not an A2A StreamResponse ({exc.message})")
+            _refused(
+                "a body that is not an A2A notification (a v1.0 StreamResponse, or a v0.3"
+                f" Task or event) ({exc.message})"
+            )
             return 400
-        line = dumps(V1.encode_stream_response(event)).decode() if self.json else None
-        typer.echo(line or notification_line(event))
+        typer.echo(dumps(sent).decode() if self.json else notification_line(event))
         sys.stdout.flush()
         return 204
 

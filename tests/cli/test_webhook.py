@@ -12,7 +12,9 @@ import httpx
 import pytest
 
 from a2a_trio import model as m
-from a2a_trio._cli._webhook import notification_line
+from a2a_trio._cli._webhook import decode_notification, notification_line
+from a2a_trio.errors import InvalidParamsError
+from a2a_trio.wire import V03, dumps
 
 from .test_cli import ENV, SCRIPT, in_process, serving_demo
 
@@ -89,7 +91,8 @@ def test_send_webhook_and_the_webhook_command_show_a_task_from_a_terminal(
         garbage = httpx.post(hook_url, content=b"{", headers={"X-A2A-Notification-Token": "s3"})
         assert garbage.status_code == 400
         assert hook.stderr.readline().startswith(
-            "refused a body that is not an A2A StreamResponse ("
+            "refused a body that is not an A2A notification (a v1.0 StreamResponse, or a v0.3"
+            " Task or event) ("
         )
         too_big = httpx.post(
             hook_url, content=b" " * (1024 * 1024 + 1), headers={"X-A2A-Notification-Token": "s3"}
@@ -97,6 +100,28 @@ def test_send_webhook_and_the_webhook_command_show_a_task_from_a_terminal(
         assert too_big.status_code == 413
         assert hook.stderr.readline() == "refused a notification of more than 1048576 bytes\n"
         assert httpx.get(hook_url).status_code == 405
+
+
+def test_the_webhook_command_reads_what_v03_agents_send_too() -> None:
+    """An A2A v0.3 agent POSTs the Task itself (v0.3 §9.6), or an event, with its ``kind``;
+    ``--json`` prints each body as it came."""
+    said = m.Message("q", m.Role.AGENT, (m.TextPart("ready"),))
+    task = m.Task("t1", m.TaskStatus(m.TaskState.COMPLETED, message=said), context_id="c1")
+    artifact = m.Artifact("a1", (m.TextPart("42"),), name="answer")
+    chunk = m.TaskArtifactUpdateEvent("t1", "c1", artifact, last_chunk=True)
+    bodies = [V03.encode_stream_event(task), V03.encode_stream_event(chunk)]
+    assert [body["kind"] for body in bodies] == ["task", "artifact-update"]
+    for options, expected in [
+        ((), ["task t1 COMPLETED  ready", "task t1 artifact answer: 42"]),
+        (("--json",), [dumps(body).decode() for body in bodies]),
+    ]:
+        with webhook_command(*options) as (hook, hook_url):
+            assert hook.stdout is not None
+            for body in bodies:
+                assert httpx.post(hook_url, json=body).status_code == 204
+            assert [hook.stdout.readline().rstrip("\n") for _ in bodies] == expected
+    with pytest.raises(InvalidParamsError, match="kind must be one of"):
+        decode_notification({**bodies[0], "kind": "news"})
 
 
 def test_the_webhook_command_says_when_its_port_is_taken() -> None:
