@@ -59,7 +59,8 @@ def _body(event: m.StreamEvent) -> bytes:
 
 def _headers(config: m.TaskPushNotificationConfig) -> dict[str, str]:
     """The headers a webhook gets: the client's token, and the credentials its config names
-    (a scheme without credentials sends none: the server has no way to make them up)."""
+    (a scheme without credentials sends none: the server has no way to make them up, and
+    ``_post`` says so in the log)."""
     headers = {"Content-Type": "application/json"}
     if config.token:
         headers["X-A2A-Notification-Token"] = config.token
@@ -280,6 +281,16 @@ class PushSender:
         """One event to one webhook, tried as ``PushSettings`` says; a failure is logged."""
         assert self._client is not None
         settings = self.settings
+        auth = config.authentication
+        if auth is not None and not auth.credentials:  # the likeliest cause of a 401 there
+            self._failures.log(
+                logging.WARNING,
+                "push config %s of task %s names the %s scheme but no credentials: its"
+                " webhook gets no Authorization header",
+                config.id,
+                config.task_id,
+                auth.scheme,
+            )
         problem = ""
         for attempt in range(settings.attempts):
             if attempt:

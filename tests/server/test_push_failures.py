@@ -90,7 +90,13 @@ async def started(
     return runtime, sender
 
 
-async def watched_task(runtime: TaskRuntime, sender: PushSender, gate: str, *urls: str) -> str:
+async def watched_task(
+    runtime: TaskRuntime,
+    sender: PushSender,
+    gate: str,
+    *urls: str,
+    authentication: m.AuthenticationInfo | None = None,
+) -> str:
     """A ``burst`` task waiting at ``gate``, with a config per URL, watched from its start."""
     sent = m.SendMessageRequest(
         m.text_message(gate, metadata={"skillId": "burst"}),
@@ -99,7 +105,7 @@ async def watched_task(runtime: TaskRuntime, sender: PushSender, gate: str, *url
     task = await runtime.send(ANONYMOUS, sent)
     assert isinstance(task, m.Task)
     for url in urls:
-        config = m.TaskPushNotificationConfig(url=url, task_id=task.id)
+        config = m.TaskPushNotificationConfig(url, task_id=task.id, authentication=authentication)
         await runtime.store.set_push_config(ANONYMOUS, config, delivered_through=0)
     sender.watch(ANONYMOUS, task.id, after=0)
     return task.id
@@ -283,3 +289,28 @@ async def test_a_start_that_cannot_read_what_is_unsent_says_so(
     ]
     failed = await store.load_task(ANONYMOUS, left.id)
     assert failed is not None and failed.task.status.state is m.TaskState.FAILED
+
+
+async def test_a_scheme_without_credentials_sends_no_authorization_and_says_so(
+    hook: Webhook, caplog: pytest.LogCaptureFixture
+) -> None:
+    """v0.3's own example registers ``{"schemes": ["Bearer"]}`` alone: accepted, delivered
+    without an Authorization header (the server cannot make credentials up), and the log
+    says so once, which is what its webhook's 401s would need explained."""
+    store = MemoryTaskStore()
+    gate = "push-no-credentials"
+    with caplog.at_level(logging.WARNING, logger="a2a_trio.push"):
+        async with trio.open_nursery() as nursery:
+            runtime, sender = await started(nursery, store)
+            bearer = m.AuthenticationInfo("Bearer")
+            task_id = await watched_task(runtime, sender, gate, hook.url, authentication=bearer)
+            open_gate(gate)
+            await finished(hook, sender)
+            nursery.cancel_scope.cancel()
+    await sent_as_logged(store, hook, task_id)
+    assert not any("authorization" in d.headers for d in hook.received)
+    (config,) = await store.list_push_configs(ANONYMOUS, task_id)
+    assert logged(caplog) == [
+        f"push config {config.id} of task {task_id} names the Bearer scheme but no"
+        " credentials: its webhook gets no Authorization header"
+    ]
