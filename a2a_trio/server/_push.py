@@ -139,25 +139,25 @@ class PushSender:
         over when it has re-run or settled them (:meth:`take_over`)."""
         store = self.runtime.store
         try:
-            running = {
-                (scoped.scope, scoped.stored.task.id)
-                for scoped in await store.list_unfinished()
-                if not m.is_interrupted(scoped.stored.task.status.state)
-            }
-            lagging = await store.list_push_backlog()
+            settled = []
+            for backlog in await store.list_push_backlog():  # a few tasks, not every unfinished
+                stored = await store.load_task(
+                    backlog.scope, backlog.task_id, history_length=0, include_artifacts=False
+                )
+                if stored is not None and m.is_settled(stored.task.status.state):
+                    settled.append(backlog)
         except StoreUnavailableError as exc:  # the runtime's recovery reports the store too
             logger.warning("unsent push notifications not sent: %s", exc)
             return
         assert self._nursery is not None
-        for backlog in lagging:
-            if (backlog.scope, backlog.task_id) not in running:
-                self._nursery.start_soon(
-                    self._catch_up,
-                    backlog.scope,
-                    backlog.task_id,
-                    backlog.delivered_through,
-                    name=f"a2a push: task {backlog.task_id}",
-                )
+        for backlog in settled:
+            self._nursery.start_soon(
+                self._catch_up,
+                backlog.scope,
+                backlog.task_id,
+                backlog.delivered_through,
+                name=f"a2a push: task {backlog.task_id}",
+            )
 
     def take_over(self, recovered: Set[tuple[CallerScope, str]]) -> None:
         """For the runtime's recovery (``TaskRuntime.on_recovered``): watch the tasks it took
