@@ -13,7 +13,10 @@
 - Each task keeps a bounded log of its stream events (``append_events``/``load_events``) and its
   push-notification configs; both go when the task goes.  Each config carries the number of the
   last event its webhook was sent (``mark_push_delivered``), so a restart sends what the last
-  process did not (``list_push_backlog``).  ``create_task`` and ``update_task``
+  process did not (``claim_push_backlog``).  One sender at a time delivers a task's
+  notifications: it holds the task's push claim until a time it renews
+  (``claim_push_deliveries``), and a claim that ran out is anyone's to take, so another
+  replica takes over the deliveries of one that stopped.  ``create_task`` and ``update_task``
   take the events a write produced (``events=``) and log them in the same transaction, so the
   task and its log never disagree; a refused event refuses the whole write.
 - ``touch_task`` marks a task freshly written without changing it (a replica's lease on the
@@ -331,9 +334,32 @@ class TaskStore(Protocol):
         a config already marked further keeps its mark.  An absent task: nothing to mark."""
         ...
 
-    async def list_push_backlog(self) -> tuple[PushBacklog, ...]:
-        """Every task, in every scope, with a config not yet sent its last logged event
-        (restart: what the last process stored but did not deliver)."""
+    async def claim_push_deliveries(
+        self,
+        claimant: str,
+        tasks: Collection[tuple[CallerScope, str]],
+        *,
+        until: datetime,
+        steal: bool = False,
+    ) -> set[tuple[CallerScope, str]]:
+        """Claim (or renew) for ``claimant``, until ``until``, the push deliveries of each of
+        ``tasks`` not claimed by another claimant whose claim lasts past now (``steal``: those
+        too, for a server alone on its store); the tasks ``claimant`` now holds.  An absent
+        task is not held."""
+        ...
+
+    async def claim_push_backlog(
+        self, claimant: str, *, until: datetime, steal: bool = False
+    ) -> tuple[PushBacklog, ...]:
+        """Claim, as :meth:`claim_push_deliveries` does, every task in every scope with a
+        config not yet sent its last logged event, and return those ``claimant`` now holds:
+        what a stopped process stored but did not deliver, and what nobody delivers now."""
+        ...
+
+    async def release_push_claims(
+        self, claimant: str, tasks: Collection[tuple[CallerScope, str]]
+    ) -> None:
+        """Give up ``claimant``'s claims on ``tasks`` (those held by another stay held)."""
         ...
 
     async def get_push_config(

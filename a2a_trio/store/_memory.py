@@ -60,6 +60,8 @@ class _Row:
     push_configs: dict[str, m.TaskPushNotificationConfig] = attrs.Factory(dict)
     push_delivered: dict[str, int] = attrs.Factory(dict)
     """Per config id: the last event its webhook was sent (``mark_push_delivered``)."""
+    push_claim: tuple[str, datetime] | None = None
+    """Who delivers the task's notifications, until when (``claim_push_deliveries``)."""
     plain: bool = False
     """The task holds no dict or list, so callers may share it: it is handed out unwalked."""
 
@@ -313,12 +315,41 @@ class MemoryTaskStore:
             for config_id, mark in row.push_delivered.items():
                 row.push_delivered[config_id] = max(mark, seq)
 
-    async def list_push_backlog(self) -> tuple[PushBacklog, ...]:
+    async def claim_push_deliveries(
+        self,
+        claimant: str,
+        tasks: Collection[tuple[CallerScope, str]],
+        *,
+        until: datetime,
+        steal: bool = False,
+    ) -> set[tuple[CallerScope, str]]:
+        now = m.utcnow()
+        held = set()
+        for scope, task_id in tasks:
+            row = self._row(scope, task_id)
+            if row is not None and _claimed(row, claimant, until, now=now, steal=steal):
+                held.add((scope, task_id))
+        return held
+
+    async def claim_push_backlog(
+        self, claimant: str, *, until: datetime, steal: bool = False
+    ) -> tuple[PushBacklog, ...]:
+        now = m.utcnow()
         return tuple(
             PushBacklog(row.scope, task_id, min(row.push_delivered.values()))
             for task_id, row in self._rows.items()
-            if row.push_delivered and min(row.push_delivered.values()) < max(row.events, default=0)
+            if row.push_delivered
+            and min(row.push_delivered.values()) < max(row.events, default=0)
+            and _claimed(row, claimant, until, now=now, steal=steal)
         )
+
+    async def release_push_claims(
+        self, claimant: str, tasks: Collection[tuple[CallerScope, str]]
+    ) -> None:
+        for scope, task_id in tasks:
+            row = self._row(scope, task_id)
+            if row is not None and row.push_claim is not None and row.push_claim[0] == claimant:
+                row.push_claim = None
 
     async def get_push_config(
         self, scope: CallerScope, task_id: str, config_id: str
@@ -388,3 +419,13 @@ def _matches(task: m.Task, query: TaskQuery) -> bool:
     after: datetime | None = query.status_timestamp_after
     stamp = task.status.timestamp
     return after is None or (stamp is not None and stamp >= after)
+
+
+def _claimed(row: _Row, claimant: str, until: datetime, *, now: datetime, steal: bool) -> bool:
+    """Claim ``row``'s push deliveries for ``claimant`` unless another's claim lasts past
+    ``now`` (and ``steal`` is not set); whether ``claimant`` holds them now."""
+    held = row.push_claim
+    if held is not None and held[0] != claimant and held[1] > now and not steal:
+        return False
+    row.push_claim = (claimant, until)
+    return True

@@ -36,6 +36,7 @@ from ._sql import (
     SqlTaskStore,
     Tx,
     listing_by_status_time,
+    push_claims,
     push_delivery_marks,
 )
 
@@ -81,6 +82,9 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     listing_by_status_time("BIGINT", "STORED"),
     # 4: each push config's delivery mark, so a restart sends what was stored but not sent.
     push_delivery_marks("BIGINT"),
+    # 5: who delivers a task's push notifications, until when, so replicas take over each
+    # other's deliveries.
+    push_claims("BIGINT"),
 )
 """Schema migrations in order; table ``a2a_schema_version`` records how many were applied."""
 

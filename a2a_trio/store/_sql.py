@@ -176,6 +176,27 @@ def push_delivery_marks(column_type: str) -> tuple[str, ...]:
     )
 
 
+def push_claims(column_type: str) -> tuple[str, ...]:
+    """The migration that records which sender delivers a task's push notifications, until
+    when (``claim_push_deliveries``), so replicas take over each other's deliveries."""
+    return (
+        f"""CREATE TABLE a2a_push_claims (
+            task_id TEXT PRIMARY KEY REFERENCES a2a_tasks (id) ON DELETE CASCADE,
+            claimant TEXT NOT NULL,
+            until_us {column_type} NOT NULL
+        )""",
+    )
+
+
+_CLAIM = (
+    " ON CONFLICT (task_id) DO UPDATE SET claimant = excluded.claimant,"
+    " until_us = excluded.until_us WHERE a2a_push_claims.claimant = excluded.claimant"
+    " OR a2a_push_claims.until_us <= ? OR ?"
+)
+"""How a push claim is taken: unless another claimant's lasts past now (the first parameter),
+or the second parameter (``steal``) says to take it anyway."""
+
+
 def from_micros(micros: int) -> datetime:
     return datetime.fromtimestamp(micros // 1_000_000, UTC).replace(microsecond=micros % 1_000_000)
 
@@ -868,21 +889,82 @@ class SqlTaskStore:
 
         await self._driver.write(mark)
 
-    async def list_push_backlog(self) -> tuple[PushBacklog, ...]:
-        def lagging(tx: Tx) -> Any:
+    async def claim_push_deliveries(
+        self,
+        claimant: str,
+        tasks: Collection[tuple[CallerScope, str]],
+        *,
+        until: datetime,
+        steal: bool = False,
+    ) -> set[tuple[CallerScope, str]]:
+        until_us, now_us = to_micros(until), to_micros(m.utcnow())
+        # In task id order, as claim_push_backlog takes them: two replicas claiming the same
+        # tasks at once (PostgreSQL) lock their rows in one order, so neither waits on the other.
+        wanted = sorted(
+            (key for key in tasks if storable(key[1], key[0].tenant, key[0].owner)),
+            key=lambda key: key[1],
+        )
+
+        def claim(tx: Tx) -> set[tuple[CallerScope, str]]:
+            held = set()
+            for scope, task_id in wanted:
+                cursor = tx.run(
+                    "INSERT INTO a2a_push_claims (task_id, claimant, until_us) SELECT id, ?, ?"
+                    " FROM a2a_tasks WHERE id = ? AND tenant = ? AND owner = ?" + _CLAIM,
+                    (claimant, until_us, task_id, scope.tenant, scope.owner, now_us, steal),
+                )
+                if cursor.rowcount == 1:
+                    held.add((scope, task_id))
+            return held
+
+        return await self._driver.write(claim)
+
+    async def claim_push_backlog(
+        self, claimant: str, *, until: datetime, steal: bool = False
+    ) -> tuple[PushBacklog, ...]:
+        until_us, now_us = to_micros(until), to_micros(m.utcnow())
+
+        def free_lagging(tx: Tx) -> Any:
             return tx.run(
                 "SELECT t.tenant, t.owner, t.id, c.delivered FROM a2a_tasks t JOIN"
                 " (SELECT task_id, min(delivered_seq) AS delivered FROM a2a_push_configs"
                 " GROUP BY task_id) c ON c.task_id = t.id"
+                " LEFT JOIN a2a_push_claims k ON k.task_id = t.id"
                 " WHERE c.delivered < (SELECT coalesce(max(e.seq), 0) FROM a2a_task_events e"
-                " WHERE e.task_id = t.id) ORDER BY t.ord"
+                " WHERE e.task_id = t.id) AND (k.task_id IS NULL OR k.claimant = ?"
+                " OR k.until_us <= ? OR ?) ORDER BY t.id",
+                (claimant, now_us, steal),
             ).fetchall()
 
-        rows = await self._driver.read(lagging)
-        return tuple(
-            PushBacklog(CallerScope(tenant, owner), task_id, int(delivered))
-            for tenant, owner, task_id, delivered in rows
-        )
+        def claim_lagging(tx: Tx) -> tuple[PushBacklog, ...]:
+            held = []
+            for tenant, owner, task_id, delivered in free_lagging(tx):
+                cursor = tx.run(
+                    "INSERT INTO a2a_push_claims (task_id, claimant, until_us) VALUES (?, ?, ?)"
+                    + _CLAIM,
+                    (task_id, claimant, until_us, now_us, steal),
+                )
+                if cursor.rowcount == 1:  # (PostgreSQL: unless a replica took it meanwhile)
+                    held.append(PushBacklog(CallerScope(tenant, owner), task_id, int(delivered)))
+            return tuple(held)
+
+        if not await self._driver.read(free_lagging):  # each replica's tick: usually nothing
+            return ()
+        return await self._driver.write(claim_lagging)
+
+    async def release_push_claims(
+        self, claimant: str, tasks: Collection[tuple[CallerScope, str]]
+    ) -> None:
+        task_ids = [task_id for _scope, task_id in tasks if storable(task_id)]
+
+        def release(tx: Tx) -> None:
+            for task_id in task_ids:
+                tx.run(
+                    "DELETE FROM a2a_push_claims WHERE task_id = ? AND claimant = ?",
+                    (task_id, claimant),
+                )
+
+        await self._driver.write(release)
 
     async def list_unfinished(self) -> tuple[ScopedTask, ...]:
         def unfinished(tx: Tx) -> Any:

@@ -20,7 +20,14 @@ import trio
 
 from ..errors import StoreDamagedError
 from ._base import DEFAULT_RETENTION, Retention, StoreSchemaError
-from ._sql import Dialect, SqlTaskStore, Tx, listing_by_status_time, push_delivery_marks
+from ._sql import (
+    Dialect,
+    SqlTaskStore,
+    Tx,
+    listing_by_status_time,
+    push_claims,
+    push_delivery_marks,
+)
 from ._sqlite_writer import GroupWriter, transaction
 
 type Synchronous = Literal["FULL", "NORMAL"]
@@ -76,6 +83,9 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     listing_by_status_time("INTEGER", "VIRTUAL"),
     # 5: each push config's delivery mark, so a restart sends what was stored but not sent.
     push_delivery_marks("INTEGER"),
+    # 6: who delivers a task's push notifications, until when, so replicas take over each
+    # other's deliveries.
+    push_claims("INTEGER"),
 )
 """Schema migrations in order; ``PRAGMA user_version`` records how many were applied."""
 

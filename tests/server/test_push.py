@@ -17,8 +17,8 @@ import trio
 from a2a.client import ClientConfig, create_client
 from a2a.utils.errors import TaskNotFoundError
 from doc_examples import run_block, runs_examples
+from push_backlog import lagging
 from serve_process import run_server
-from store.conftest import SQL_BACKENDS, make_backend
 
 from a2a_trio import PushSettings, ServerConfig, serve
 from a2a_trio import model as m
@@ -602,7 +602,7 @@ async def test_events_a_stopped_server_left_unsent_go_out_from_the_next(
     paths = {done: "/hook/done", running: "/hook/running", asking: "/hook/asking"}
     await check_sent_as_logged(hook, store_url, paths)
     async with open_store(store_url) as store:
-        assert await store.list_push_backlog() == ()
+        assert await lagging(store) == ()
 
 
 async def test_events_a_killed_server_left_unsent_go_out_from_the_next(
@@ -627,40 +627,3 @@ async def test_events_a_killed_server_left_unsent_go_out_from_the_next(
         nursery.cancel_scope.cancel()
     await check_sent_as_logged(hook, store_url, {task_id: "/hook"})
     assert not [line for line in server.stderr if "Traceback" in line or "ERROR" in line]
-
-
-@pytest.mark.parametrize("backend", SQL_BACKENDS)
-async def test_a_crashed_replicas_unsent_events_go_out_from_the_replica_that_recovers_its_task(
-    hook: Webhook, tmp_path: Path, backend: str
-) -> None:
-    """Replica A (``a2a-trio serve``) takes a resumable task with a webhook that refuses its
-    first event, and is killed (SIGKILL).  Replica B, on the same store with a recovery lease,
-    re-runs the task once A's lease is over, and sends its webhook every event from the first
-    A left unsent, A's then its own, each once, in order."""
-    async with make_backend(backend, tmp_path) as made:
-        store_url = made.url
-        gate = f"push-takeover {m.new_id()}"  # the gates outlive a test
-        hook.answers = [503]
-        lease = ("--recovery-lease", "0.5")
-        serving_a = partial(
-            run_server, "server.agents:agent", store_url, "--push", "private", *lease
-        )
-        runtime = RuntimeConfig(poll_interval=0.01, follow_interval=0.05, recovery_lease=0.5)
-        config = ServerConfig(push=FAST_RETRIES, runtime=runtime)
-        async with trio.open_nursery() as nursery:
-            await nursery.start(partial(serve, agent, port=0, store=store_url, config=config))
-            async with trio.open_nursery() as replica_a:
-                server = await replica_a.start(serving_a)
-                async with httpx.AsyncClient(base_url=server.url, headers=V1_HEADERS) as http:
-                    push = {"url": hook.url}
-                    task_id = await start(http, gate, "gated_redo", taskPushNotificationConfig=push)
-                    await hook.wait_for(lambda _: hook.attempts == 1)
-                server.process.send_signal(signal.SIGKILL)
-            assert hook.received == []
-            gates.setdefault(gate, trio.Event()).set()  # B's re-run goes straight through
-            await hook.wait_for_state("TASK_STATE_COMPLETED")
-            nursery.cancel_scope.cancel()
-        await check_sent_as_logged(hook, store_url, {task_id: "/hook"})
-        # A's first event, then B's re-run's (the task as A left it, SUBMITTED or WORKING)
-        assert [d.kind for d in hook.received].count("task") == 2
-        assert hook.received[0].state == "TASK_STATE_SUBMITTED"

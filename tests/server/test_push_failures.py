@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from functools import partial
 from typing import Any
 
 import pytest
 import trio
 import trio.testing
+from push_backlog import lagging
 from runtime.streams import read_all
 
 from a2a_trio import Agent, PushSettings, TaskContext
@@ -42,6 +44,9 @@ async def burst(ctx: TaskContext) -> None:
 DOWN = "the database is unreachable"
 FAST = PushSettings(retry_wait=0.05, timeout=2, allow_private_networks=True)
 QUIET = RuntimeConfig(stall_warning=None)
+LEASE = 0.3
+LEASED = RuntimeConfig(stall_warning=None, recovery_lease=LEASE)
+"""A replica's: its sender renews its push claims, and claims lagging tasks, every 0.1 s."""
 
 
 class PushCallsFail(MemoryTaskStore):
@@ -65,9 +70,13 @@ class PushCallsFail(MemoryTaskStore):
         self._maybe_refuse("mark_push_delivered")
         await super().mark_push_delivered(*args, **kwargs)
 
-    async def list_push_backlog(self) -> tuple[PushBacklog, ...]:
-        self._maybe_refuse("list_push_backlog")
-        return await super().list_push_backlog()
+    async def claim_push_deliveries(self, *args: Any, **kwargs: Any) -> Any:
+        self._maybe_refuse("claim_push_deliveries")
+        return await super().claim_push_deliveries(*args, **kwargs)
+
+    async def claim_push_backlog(self, *args: Any, **kwargs: Any) -> Any:
+        self._maybe_refuse("claim_push_backlog")
+        return await super().claim_push_backlog(*args, **kwargs)
 
 
 @pytest.fixture
@@ -176,7 +185,7 @@ async def test_a_mark_the_store_refuses_is_logged_and_the_deliveries_go_on(
     assert logged(caplog) == [
         f"push notification for task {task_id} sent but not marked sent: {DOWN}"
     ]
-    assert await store.list_push_backlog() == (PushBacklog(ANONYMOUS, task_id, 0),)
+    assert await lagging(store) == (PushBacklog(ANONYMOUS, task_id, 0),)
 
 
 async def test_a_watcher_a_buffer_behind_picks_up_where_it_was(hook: Webhook) -> None:
@@ -238,6 +247,65 @@ async def test_a_task_deleted_while_watched_ends_its_watcher(hook: Webhook) -> N
     assert [d.kind for d in hook.received] == ["task"]
 
 
+async def test_a_watcher_whose_claim_another_sender_took_stops(
+    hook: Webhook, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Another sender holds the task's claim now (this process stalled past its lease, and a
+    replica took the task's deliveries over): at its next tick the sender finds out, says so,
+    and sends nothing more, nor takes the task back while the other's claim lasts."""
+    store = MemoryTaskStore()
+    gate = "push-claim-taken"
+    with caplog.at_level(logging.INFO, logger="a2a_trio.push"):
+        async with trio.open_nursery() as nursery:
+            runtime, sender = await started(nursery, store, config=LEASED)
+            task_id = await watched_task(runtime, sender, gate, hook.url)
+            await hook.wait_for(lambda got: len(got) == 1)  # the task as it started
+            key = (ANONYMOUS, task_id)
+            later = m.utcnow() + timedelta(minutes=1)
+            taken = await store.claim_push_deliveries("elsewhere", [key], until=later, steal=True)
+            assert taken == {key}
+            with trio.fail_after(5):  # nothing signals a watcher's end: look after each tick
+                while sender.watcher_count:  # noqa: ASYNC110
+                    await trio.sleep(0.01)
+            open_gate(gate)
+            await read_all(await runtime.subscribe(ANONYMOUS, task_id, last_event_id=0))  # ended
+            await trio.sleep(LEASE)  # three ticks, each finding the task lagging but held
+            nursery.cancel_scope.cancel()
+    assert [d.kind for d in hook.received] == ["task"]
+    assert logged(caplog) == [
+        f"push notifications for task {task_id} stopped here: another server sends them now,"
+        " or the task is gone"
+    ]
+    assert await store.claim_push_backlog("next", until=later) == ()  # still the other's
+
+
+async def test_claims_the_store_refuses_wait_and_the_deliveries_go_on(
+    hook: Webhook, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store refuses the watcher's first claim and the tick's renewals: each says so
+    once; the watcher claims the task when the store answers again, and sends every event
+    once, in order."""
+    monkeypatch.setattr(_push, "STORE_RETRY", 0.05)
+    store = PushCallsFail()
+    store.failing.add("claim_push_deliveries")
+    gate = "push-claims-refused"
+    with caplog.at_level(logging.WARNING, logger="a2a_trio.push"):
+        async with trio.open_nursery() as nursery:
+            runtime, sender = await started(nursery, store, config=LEASED)
+            task_id = await watched_task(runtime, sender, gate, hook.url)
+            await trio.sleep(LEASE)  # the watcher's claim and the ticks' renewals refused
+            assert hook.received == []
+            store.failing.clear()
+            open_gate(gate)
+            await finished(hook, sender)
+            nursery.cancel_scope.cancel()
+    await sent_as_logged(store, hook, task_id)
+    assert logged(caplog) == [
+        f"push notifications for task {task_id} wait for the task store: {DOWN}",
+        f"push notification claims wait for the task store: {DOWN}",
+    ]
+
+
 async def test_a_webhook_that_now_reaches_a_private_address_is_not_called(
     hook: Webhook, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -273,7 +341,7 @@ async def test_a_start_that_cannot_read_what_is_unsent_says_so(
     left = (await store.create_task(ANONYMOUS, m.new_task(m.text_message("left")))).task
     config = m.TaskPushNotificationConfig(url="http://127.0.0.1:1/", task_id=left.id)
     await store.set_push_config(ANONYMOUS, config, delivered_through=0)
-    store.failing.add("list_push_backlog")
+    store.failing.add("claim_push_backlog")
     with caplog.at_level(logging.WARNING, logger="a2a_trio.push"):
         async with trio.open_nursery() as nursery:
             runtime = TaskRuntime(agent, store, QUIET)

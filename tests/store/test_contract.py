@@ -11,6 +11,7 @@ import pytest
 import trio
 import trio.lowlevel
 from hypothesis import HealthCheck, given, settings
+from push_backlog import LAPSED, lagging
 from strategies import V1_STRATEGIES
 
 from a2a_trio import model as m
@@ -976,32 +977,63 @@ async def test_push_delivery_marks_say_what_a_restart_still_sends(store: TaskSto
     other = (await store.create_task(OTHER_TENANT, a_task())).task
     await store.append_events(ALICE, task.id, [(1, task), (2, agent_says("a"))])
     await store.append_events(OTHER_TENANT, other.id, [(1, other)])
-    assert await store.list_push_backlog() == ()
+    assert await lagging(store) == ()
     config = m.TaskPushNotificationConfig("https://a", task_id=task.id, id="a")
     await store.set_push_config(ALICE, config)  # for what comes next: nothing lags
     await store.set_push_config(OTHER_TENANT, attrs.evolve(config, task_id=other.id))
-    assert await store.list_push_backlog() == ()
+    assert await lagging(store) == ()
     late = attrs.evolve(config, id="b")
     await store.set_push_config(ALICE, late, delivered_through=0)  # from the first event on
-    assert await store.list_push_backlog() == (PushBacklog(ALICE, task.id, 0),)
+    assert await lagging(store) == (PushBacklog(ALICE, task.id, 0),)
     await store.set_push_config(ALICE, attrs.evolve(late, url="https://b"))  # keeps its mark
     await store.mark_push_delivered(ALICE, task.id, 1)
-    assert await store.list_push_backlog() == (PushBacklog(ALICE, task.id, 1),)
+    assert await lagging(store) == (PushBacklog(ALICE, task.id, 1),)
     await store.append_events(OTHER_TENANT, other.id, [(2, agent_says("b"))])
     await store.mark_push_delivered(MALLORY, task.id, 2)  # not the caller's task: no mark
     await store.mark_push_delivered(ALICE, "nope", 2)
-    assert set(await store.list_push_backlog()) == {
+    assert set(await lagging(store)) == {
         PushBacklog(ALICE, task.id, 1),
         PushBacklog(OTHER_TENANT, other.id, 1),
     }
     await store.mark_push_delivered(ALICE, task.id, 2)
     await store.mark_push_delivered(ALICE, task.id, 1)  # never back
     assert await store.delete_push_config(OTHER_TENANT, other.id, "a")
-    assert await store.list_push_backlog() == ()
+    assert await lagging(store) == ()
     await store.append_events(ALICE, task.id, [(3, agent_says("c"))])
-    assert await store.list_push_backlog() == (PushBacklog(ALICE, task.id, 2),)
+    assert await lagging(store) == (PushBacklog(ALICE, task.id, 2),)
     await store.delete_task(ALICE, task.id)
-    assert await store.list_push_backlog() == ()
+    assert await lagging(store) == ()
+
+
+async def test_push_claims_let_one_sender_at_a_time_deliver_a_task(store: TaskStore) -> None:
+    """A claim holds a task's deliveries for its claimant until it lapses or is released
+    (or is stolen, by a server alone on its store); renewing it is claiming it again."""
+    task = (await store.create_task(ALICE, a_task())).task
+    await store.append_events(ALICE, task.id, [(1, task), (2, agent_says("a"))])
+    config = m.TaskPushNotificationConfig("https://a", task_id=task.id, id="a")
+    await store.set_push_config(ALICE, config, delivered_through=1)
+    key = (ALICE, task.id)
+    later = m.utcnow() + timedelta(minutes=1)
+    behind = (PushBacklog(ALICE, task.id, 1),)
+    assert await store.claim_push_backlog("a", until=later) == behind
+    assert await store.claim_push_backlog("b", until=later) == ()  # a's lasts
+    assert await store.claim_push_backlog("a", until=later) == behind  # a's own, renewed
+    assert await store.claim_push_deliveries("b", [key], until=later) == set()
+    assert await store.claim_push_deliveries("a", [key], until=later) == {key}
+    # another scope's task, and one that does not exist, are never held
+    assert await store.claim_push_deliveries("a", [(MALLORY, task.id)], until=later) == set()
+    assert await store.claim_push_deliveries("a", [(ALICE, "nope")], until=later) == set()
+    assert await store.claim_push_deliveries("b", [key], until=later, steal=True) == {key}
+    assert await store.claim_push_deliveries("a", [key], until=later) == set()  # a lost it
+    await store.release_push_claims("a", [key])  # not a's to release
+    assert await store.claim_push_backlog("a", until=later) == ()
+    await store.release_push_claims("b", [key, (ALICE, "nope")])
+    assert await store.claim_push_deliveries("a", [key], until=LAPSED) == {key}
+    assert await store.claim_push_backlog("b", until=later) == behind  # a's had lapsed
+    await store.mark_push_delivered(ALICE, task.id, 2)
+    assert await store.claim_push_backlog("c", until=later, steal=True) == ()  # nothing lags
+    assert await store.delete_task(ALICE, task.id)
+    assert await store.claim_push_deliveries("b", [key], until=later) == set()
 
 
 async def test_push_config_needs_an_existing_task(store: TaskStore) -> None:

@@ -12,6 +12,7 @@ import attrs
 import psycopg
 import pytest
 import trio
+from push_backlog import lagging
 
 from a2a_trio import model as m
 from a2a_trio.errors import ConcurrencyError
@@ -160,6 +161,7 @@ def _back_to_version_1(backend: Backend, path: str) -> None:
         "CREATE INDEX a2a_tasks_scope ON a2a_tasks (tenant, owner, ord)",
         "CREATE INDEX a2a_tasks_context ON a2a_tasks (tenant, owner, context_id, ord)",
         "ALTER TABLE a2a_push_configs DROP COLUMN delivered_seq",
+        "DROP TABLE a2a_push_claims",
     )
     if backend.name == "sqlite":
         with closing(sqlite3.connect(path)) as conn:
@@ -192,7 +194,7 @@ def _schema_state(backend: Backend, path: str) -> tuple[int, bool]:
 
 
 async def test_an_older_database_is_migrated_when_opened(sql_backend: Backend) -> None:
-    assert (len(SQLITE_MIGRATIONS), len(PG_MIGRATIONS)) == (5, 4)
+    assert (len(SQLITE_MIGRATIONS), len(PG_MIGRATIONS)) == (6, 5)
     latest = len(SQLITE_MIGRATIONS if sql_backend.name == "sqlite" else PG_MIGRATIONS)
     path = sql_backend.url.removeprefix("sqlite:///")
     an_hour_ago = m.utcnow() - timedelta(hours=1)
@@ -213,9 +215,9 @@ async def test_an_older_database_is_migrated_when_opened(sql_backend: Backend) -
         # the tasks stored before list by status time: the message moved nothing
         assert await all_pages(store, TaskQuery(page_size=1)) == [task.id, older.id]
         # a config from before the delivery marks counts as sent what was logged by then
-        assert await store.list_push_backlog() == ()
+        assert await lagging(store) == ()
         await store.append_events(ANONYMOUS, task.id, [(3, agent_says("more"))])
-        assert await store.list_push_backlog() == (PushBacklog(ANONYMOUS, task.id, 2),)
+        assert await lagging(store) == (PushBacklog(ANONYMOUS, task.id, 2),)
     assert await trio.to_thread.run_sync(_schema_state, sql_backend, path) == (latest, True)
 
 
