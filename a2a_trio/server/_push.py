@@ -27,11 +27,12 @@ from __future__ import annotations
 import contextlib
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Set
+from collections.abc import AsyncGenerator, Awaitable, Callable, Set
 from datetime import datetime, timedelta
-from typing import Final
+from typing import Final, cast
 from urllib.parse import urlsplit
 
+import httpcore
 import httpx
 import trio
 
@@ -48,7 +49,8 @@ from ..runtime import LogEntry, SubscriberOverflow, TaskRuntime
 from ..store import CallerScope, PushBacklog
 from ..wire import V1, dumps
 from ._config import PushSettings
-from ._webhooks import check_headers, check_webhook, non_public_address, webhook_of
+from ._webhook_client import RefusedAddress, webhook_pool, webhook_request
+from ._webhooks import check_headers, check_webhook
 
 logger = logging.getLogger("a2a_trio.push")
 
@@ -58,6 +60,9 @@ STORE_RETRY: Final = 5.0
 """Seconds a watcher waits before reading a task store that was unavailable again."""
 SETTLE: Final = 0.05
 """How long :meth:`PushSender.drain` lets woken watchers start before it looks."""
+USER_AGENT: Final = "a2a-trio push notifications"
+KEEP_FOR_ANSWERS: Final = 64 * 1024
+"""Bytes of a webhook's answer read (and dropped) to keep its connection for the next POST."""
 CLAIM_ALONE: Final = 60.0
 """Seconds a server alone on its store (no ``recovery_lease``) claims a task's deliveries for,
 unrenewed: nobody else delivers there, and the next process takes every claim at once."""
@@ -75,13 +80,26 @@ def _headers(config: m.TaskPushNotificationConfig) -> dict[str, str]:
     """The headers a webhook gets: the client's token, and the credentials its config names
     (a scheme without credentials sends none: the server has no way to make them up, and
     ``_post`` says so in the log)."""
-    headers = {"Content-Type": "application/json"}
+    headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT}
     if config.token:
         headers["X-A2A-Notification-Token"] = config.token
     auth = config.authentication
     if auth is not None and auth.credentials:
         headers["Authorization"] = f"{auth.scheme} {auth.credentials}"
     return headers
+
+
+async def _read_past(response: httpcore.Response) -> None:
+    """Read a webhook's answer to its end and drop it, so its connection can carry the next
+    event; one longer than ``KEEP_FOR_ANSWERS`` is left unread, and its connection closed (a
+    webhook answering with a huge body must not hold the sender)."""
+    read = 0
+    body = cast(AsyncGenerator[bytes], response.aiter_stream())  # (typed as an iterator)
+    async with contextlib.aclosing(body) as chunks:
+        async for chunk in chunks:
+            read += len(chunk)
+            if read > KEEP_FOR_ANSWERS:
+                return
 
 
 def _shown(url: str) -> str:
@@ -101,9 +119,11 @@ class PushSender:
         """Who this sender is in the store's push claims: one process's run."""
         self._lease = runtime.config.recovery_lease
         self._nursery: trio.Nursery | None = None
-        self._client: httpx.AsyncClient | None = None
+        self._pool: httpcore.AsyncConnectionPool | None = None
         self._delivered: dict[TaskKey, trio.CancelScope] = {}
         """The tasks this sender delivers for, each with its delivery's cancel scope."""
+        self._claim_passes: list[set[TaskKey]] = []
+        """The claim passes under way, each with the deliveries that ended since it began."""
         self._delivering = 0
         self._idle = trio.lowlevel.ParkingLot()
         """Where :meth:`drain` waits for ``_delivering`` to reach 0."""
@@ -115,7 +135,7 @@ class PushSender:
         resume: bool = False,
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> None:
-        """Own the deliveries and the HTTP client they share until cancelled.
+        """Own the deliveries and the connections they share until cancelled.
 
         ``resume``: first send, from the store, what the last process left unsent of the
         tasks that finished or wait for input (:meth:`_resume_watching`).  The tasks left
@@ -124,13 +144,9 @@ class PushSender:
         job runs here is followed by polling the store, and it may wait for days.  With a
         ``recovery_lease``, this sender's claims are renewed, and lagging tasks nobody
         delivers claimed, every third of it (:meth:`_keep_claims`)."""
-        client = httpx.AsyncClient(
-            timeout=self.settings.timeout,
-            follow_redirects=False,  # a redirect could lead past the webhook check
-            headers={"User-Agent": "a2a-trio push notifications"},
-        )
-        async with client, trio.open_nursery() as nursery:
-            self._client = client
+        pool = webhook_pool(allow_private_networks=self.settings.allow_private_networks)
+        async with pool, trio.open_nursery() as nursery:
+            self._pool = pool
             self._nursery = nursery
             if resume:
                 await self._resume_watching()
@@ -218,7 +234,28 @@ class PushSender:
     async def _claim_lagging(self, *, running: bool) -> None:
         """Claim the tasks whose deliveries lag and that no other sender holds, and deliver
         each: one that finished or waits for input once from the store, a running one (only
-        if ``running``: else left claimed, for :meth:`take_over`) watched."""
+        if ``running``: else left claimed, for :meth:`take_over`) watched.
+
+        A delivery here that ends while this reads may have sent more than the backlog it
+        read says (it marks each event, then ends): then the backlog is read again, so that
+        no event is sent twice."""
+        while True:
+            ended: set[TaskKey] = set()
+            self._claim_passes.append(ended)
+            try:
+                chosen = await self._lagging(running=running)
+            finally:
+                self._claim_passes.remove(ended)
+            if not ended.intersection((b.scope, b.task_id) for b, _deliver in chosen):
+                break
+        for backlog, deliver in chosen:
+            key = (backlog.scope, backlog.task_id)
+            if key not in self._delivered:  # (a watch may have started meanwhile)
+                self._deliver(key, deliver, backlog.delivered_through)
+
+    async def _lagging(self, *, running: bool) -> list[tuple[PushBacklog, Delivery]]:
+        """The lagging tasks this sender now holds and delivers for nowhere yet, each with how
+        to deliver it (see :meth:`_claim_lagging`)."""
         store = self.runtime.store
         lagging = await store.claim_push_backlog(
             self.claimant, until=self._claim_until(), steal=self._lease is None
@@ -234,8 +271,7 @@ class PushSender:
                 chosen.append((backlog, self._catch_up))
             elif stored is not None and running:
                 chosen.append((backlog, self._watch))
-        for backlog, deliver in chosen:
-            self._deliver((backlog.scope, backlog.task_id), deliver, backlog.delivered_through)
+        return chosen
 
     def watch(self, scope: CallerScope, task_id: str, *, after: int) -> None:
         """Deliver the task's events after event ``after``, unless a sender, here or on another
@@ -283,6 +319,8 @@ class PushSender:
         finally:
             if self._delivered.get(key) is cancel_scope:
                 del self._delivered[key]
+            for ended in self._claim_passes:
+                ended.add(key)
         if not cancel_scope.cancelled_caught:
             with contextlib.suppress(StoreUnavailableError):  # else it lapses after a lease
                 await self.runtime.store.release_push_claims(self.claimant, [key])
@@ -378,8 +416,6 @@ class PushSender:
 
     async def _post(self, config: m.TaskPushNotificationConfig, body: bytes) -> None:
         """One event to one webhook, tried as ``PushSettings`` says; a failure is logged."""
-        assert self._client is not None
-        settings = self.settings
         auth = config.authentication
         if auth is not None and not auth.credentials:  # the likeliest cause of a 401 there
             self._failures.log(
@@ -390,35 +426,14 @@ class PushSender:
                 config.task_id,
                 auth.scheme,
             )
-        problem = ""
-        for attempt in range(settings.attempts):
-            if attempt:
-                await trio.sleep(settings.retry_wait * 2 ** (attempt - 1))
-            try:
-                webhook = webhook_of(config.url, path="$.url")
-                if not settings.allow_private_networks:
-                    refused = await non_public_address(webhook)
-                    if refused is not None:
-                        problem = f"it now reaches {refused}, and only public addresses are allowed"
-                        break
-                # Streamed and closed unread: the answer's status is all that counts, and a
-                # webhook answering with a huge body must not cost the server its memory.
-                request = self._client.stream(
-                    "POST", config.url, content=body, headers=_headers(config)
-                )
-                async with request as response:
-                    status = response.status_code
-            except (InvalidParamsError, httpx.InvalidURL, UnicodeEncodeError) as exc:
-                problem = f"its config cannot be sent ({exc})"  # stored by other means
-                break
-            except (httpx.HTTPError, OSError) as exc:
-                problem = f"{type(exc).__name__}: {exc}"
-                continue
-            if 200 <= status < 300:
+        try:
+            target, headers = webhook_request(config.url, _headers(config))
+        except (InvalidParamsError, httpx.InvalidURL, UnicodeEncodeError) as exc:
+            problem = f"its config cannot be sent ({exc})"  # stored by other means
+        else:
+            problem = await self._try(target, headers, body)
+            if not problem:
                 return
-            problem = f"it answered HTTP {status}"
-            if status < 500 and status not in RETRIED_STATUSES:
-                break
         self._failures.log(
             logging.WARNING,
             "push notification for task %s not delivered to %s: %s",
@@ -426,3 +441,41 @@ class PushSender:
             _shown(config.url),
             problem,
         )
+
+    async def _try(
+        self, target: httpcore.URL, headers: list[tuple[bytes, bytes]], body: bytes
+    ) -> str:
+        """POST ``body`` to ``target`` as ``PushSettings`` says; what went wrong in the end
+        (``""``: delivered)."""
+        assert self._pool is not None
+        settings = self.settings
+        timeouts = {
+            "timeout": dict.fromkeys(("connect", "read", "write", "pool"), settings.timeout)
+        }
+        problem = ""
+        for attempt in range(settings.attempts):
+            if attempt:
+                await trio.sleep(settings.retry_wait * 2 ** (attempt - 1))
+            try:
+                request = self._pool.stream(
+                    "POST", target, headers=headers, content=body, extensions=timeouts
+                )
+                async with request as response:
+                    status = response.status
+                    await _read_past(response)
+            except RefusedAddress as exc:
+                return f"it now reaches {exc}, and only public addresses are allowed"
+            except (
+                httpcore.TimeoutException,
+                httpcore.NetworkError,
+                httpcore.ProtocolError,
+                OSError,
+            ) as exc:
+                problem = f"{type(exc).__name__}: {exc}"
+                continue
+            if 200 <= status < 300:
+                return ""
+            problem = f"it answered HTTP {status}"
+            if status < 500 and status not in RETRIED_STATUSES:
+                break
+        return problem

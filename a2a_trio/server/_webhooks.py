@@ -5,10 +5,10 @@ network: left unchecked, any client could make it reach a cloud metadata address
 port or an admin page on the same host (server-side request forgery; A2A v1.0 §13.2).  So a
 URL must be absolute ``http(s)``, and its host must resolve to public addresses only, unless
 the operator allows private networks (``PushSettings.allow_private_networks``: a webhook on
-the same machine or LAN, as in development).  The check runs when a config is created and
-again before every delivery, so a name that later resolves elsewhere is caught too (between
-that check and the POST's own lookup remains a window, which only pinning the address would
-close).
+the same machine or LAN, as in development).  The check runs when a config is created, and
+again, by the push sender's connections (``_webhook_client``), at each connection to the
+webhook, on the very addresses the connection then uses: a name that later resolves elsewhere
+is caught too, even when it answers differently from one lookup to the next.
 """
 
 from __future__ import annotations
@@ -69,20 +69,35 @@ def _kind_of_address(address: str) -> str | None:
     return None
 
 
-async def non_public_address(webhook: Webhook) -> str | None:
-    """The first address ``webhook``'s host resolves to that is not public, described
-    ("127.0.0.1, a loopback address"); ``None`` when all are public.
+async def resolved(host: str, port: int) -> list[str]:
+    """The addresses ``host`` resolves to for a TCP connection, each once, in the resolver's
+    order.
 
     Raises:
         OSError: the host name does not resolve (``socket.gaierror``).
     """
-    found = await trio.socket.getaddrinfo(webhook.host, webhook.port, type=socket.SOCK_STREAM)
-    for *_, sockaddr in found:
-        address = str(sockaddr[0])
+    found = await trio.socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(str(sockaddr[0]) for *_, sockaddr in found))
+
+
+def first_non_public(addresses: list[str]) -> str | None:
+    """The first of ``addresses`` that is not public, described ("127.0.0.1, a loopback
+    address"); ``None`` when all are public."""
+    for address in addresses:
         kind = _kind_of_address(address)
         if kind is not None:
             return f"{address}, {kind}"
     return None
+
+
+async def non_public_address(webhook: Webhook) -> str | None:
+    """The first address ``webhook``'s host resolves to that is not public, described;
+    ``None`` when all are public.
+
+    Raises:
+        OSError: the host name does not resolve (``socket.gaierror``).
+    """
+    return first_non_public(await resolved(webhook.host, webhook.port))
 
 
 async def check_webhook(url: str, *, path: str, allow_private_networks: bool) -> Webhook:

@@ -96,6 +96,7 @@ async def test_a_send_with_a_config_delivers_every_event_in_order(
     got = await hook.wait_for_state("TASK_STATE_COMPLETED")
     kinds = [d.kind for d in got]
     assert kinds[0] == "task" and kinds.count("artifactUpdate") == 3
+    assert len({d.client for d in got}) == 1  # one connection, kept alive from event to event
     assert states(got)[-1] == "TASK_STATE_COMPLETED"
     chunks = [d.body["artifactUpdate"]["artifact"]["parts"][0]["text"] for d in got[1:-1]]
     assert chunks == ["0 ", "1 ", "2 "]
@@ -212,6 +213,16 @@ async def test_a_webhook_that_fails_for_a_while_is_tried_again(
     assert hook.attempts == len(got) + 2
 
 
+async def test_a_webhook_answering_at_length_gets_a_connection_per_event(
+    http: httpx.AsyncClient, hook: Webhook
+) -> None:
+    """An answer longer than the sender reads is left unread, and its connection closed."""
+    hook.answer_body = b"x" * 100_000
+    await start(http, "3", "many", taskPushNotificationConfig={"url": hook.url})
+    got = await hook.wait_for_state("TASK_STATE_COMPLETED")
+    assert len(got) == 5 and len({d.client for d in got}) == 5
+
+
 async def test_a_webhook_that_refuses_an_event_is_not_asked_again(
     http: httpx.AsyncClient, hook: Webhook, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -221,6 +232,7 @@ async def test_a_webhook_that_refuses_an_event_is_not_asked_again(
         await start(http, "hi", "echo", taskPushNotificationConfig={"url": secret_url})
         got = await hook.wait_for_state("TASK_STATE_COMPLETED")
     assert got[0].kind != "task"  # the refused event is not sent again ...
+    assert got[0].headers["authorization"] == "Basic dXNlcjpwdw=="  # user:pw, as clients do
     assert hook.attempts == len(got) + 1  # ... and the next ones still go out
     (line,) = [r.getMessage() for r in caplog.records if r.name == "a2a_trio.push"]
     assert "not delivered to http://127.0.0.1:" in line and "it answered HTTP 400" in line

@@ -6,6 +6,7 @@ order, and says in the log what it could not."""
 from __future__ import annotations
 
 import logging
+import socket
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from functools import partial
@@ -23,7 +24,7 @@ from a2a_trio.errors import StoreUnavailableError
 from a2a_trio.runtime import EventLogLimits, RuntimeConfig, TaskRuntime
 from a2a_trio.server import _push
 from a2a_trio.server._push import PushSender
-from a2a_trio.store import ANONYMOUS, MemoryTaskStore, PushBacklog
+from a2a_trio.store import ANONYMOUS, MemoryTaskStore, PushBacklog, TaskUpdate
 from a2a_trio.wire import V1
 
 from .webhook import Webhook, webhook_server
@@ -329,6 +330,124 @@ async def test_a_webhook_that_now_reaches_a_private_address_is_not_called(
         f"push notification for task {task_id} not delivered to {hook.url}: it now reaches"
         " 127.0.0.1, a loopback address, and only public addresses are allowed"
     ]
+
+
+class HeldCalls(MemoryTaskStore):
+    """The memory store, holding the first mark and the second backlog claim until told."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.marks = trio.Event()
+        self.second_claim = trio.Event()
+        self.claims_read = 0
+        self.claim_read = trio.lowlevel.ParkingLot()
+
+    async def mark_push_delivered(self, *args: Any, **kwargs: Any) -> None:
+        await self.marks.wait()
+        await super().mark_push_delivered(*args, **kwargs)
+
+    async def claim_push_backlog(self, *args: Any, **kwargs: Any) -> Any:
+        found = await super().claim_push_backlog(*args, **kwargs)
+        self.claims_read += 1
+        self.claim_read.unpark_all()
+        if self.claims_read == 2:
+            await self.second_claim.wait()
+        return found
+
+
+async def test_a_delivery_ending_while_the_backlog_is_read_is_not_sent_again(
+    hook: Webhook,
+) -> None:
+    """A start's catch-up sends a task's two unsent events while the recovery's hand-over
+    reads the backlog: the read still lists the task (nothing marked yet), and the catch-up
+    ends before the hand-over looks at what it read.  The hand-over reads again instead of
+    sending from the stale mark: each event goes out once."""
+    store = HeldCalls()
+    task = (await store.create_task(ANONYMOUS, m.new_task(m.text_message("asks")))).task
+    question = m.text_message("Name?", role=m.Role.AGENT)
+    asked = await store.update_task(
+        ANONYMOUS, task.id, TaskUpdate(state=m.TaskState.INPUT_REQUIRED, status_message=question)
+    )
+    asking = m.TaskStatusUpdateEvent(task.id, task.context_id, asked.task.status)
+    await store.append_events(ANONYMOUS, task.id, [(1, task), (2, asking)])
+    config = m.TaskPushNotificationConfig(url=hook.url, task_id=task.id)
+    await store.set_push_config(ANONYMOUS, config, delivered_through=0)
+    async with trio.open_nursery() as nursery:
+        sender = PushSender(TaskRuntime(agent, store, QUIET), FAST)
+        await nursery.start(partial(sender.run, resume=True))  # the catch-up: claim 1
+        sender.take_over({(ANONYMOUS, task.id)})  # the hand-over: claim 2, held
+        with trio.fail_after(5):
+            while store.claims_read < 2:
+                await store.claim_read.park()
+        store.marks.set()
+        await hook.wait_for(lambda got: len(got) == 2)
+        await sender.drain(5)
+        await trio.testing.wait_all_tasks_blocked()
+        assert sender.watcher_count == 0  # the catch-up has ended
+        store.second_claim.set()
+        await trio.testing.wait_all_tasks_blocked()
+        await sender.drain(5)
+        nursery.cancel_scope.cancel()
+    await sent_as_logged(store, hook, task.id)
+
+
+class Rebinding(trio.abc.HostnameResolver):
+    """A DNS server a client controls: ``name`` answers a public address at the first lookup,
+    then this host's loopback (DNS rebinding); other names resolve as usual."""
+
+    def __init__(self, name: str, public: str) -> None:
+        self.name = name.encode()
+        self.public = public
+        self.lookups = 0
+
+    async def getaddrinfo(
+        self,
+        host: bytes | None,
+        port: bytes | str | int | None,
+        family: int = 0,
+        type: int = 0,
+        proto: int = 0,
+        flags: int = 0,
+    ) -> list[Any]:
+        if host != self.name:
+            return await trio.to_thread.run_sync(
+                socket.getaddrinfo, host, port, family, type, proto, flags
+            )
+        self.lookups += 1
+        address = self.public if self.lookups == 1 else "127.0.0.1"
+        return [(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (address, port))]
+
+    async def getnameinfo(self, sockaddr: tuple[str, int], flags: int) -> tuple[str, str]:
+        raise NotImplementedError  # never asked here
+
+
+async def test_a_name_that_rebinds_to_loopback_between_lookups_is_never_called(
+    hook: Webhook, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The webhook's name answers a public address, then 127.0.0.1, where the webhook really
+    is.  Each connection resolves the name once and connects to the addresses it checked:
+    the first try goes to the public address (where nobody answers here), the next finds
+    loopback and is refused.  The webhook on 127.0.0.1 is never called; checking first and
+    letting the HTTP client look the name up again would have called it."""
+    rebinding = Rebinding("hooks.rebind.test", public="1.2.3.4")
+    trio.socket.set_custom_hostname_resolver(rebinding)
+    store = MemoryTaskStore()
+    public_only = PushSettings(retry_wait=0.01, timeout=0.5, attempts=3)
+    url = hook.url.replace("127.0.0.1", "hooks.rebind.test")
+    gate = "push-rebinding"
+    with caplog.at_level(logging.WARNING, logger="a2a_trio.push"):
+        async with trio.open_nursery() as nursery:
+            runtime, sender = await started(nursery, store, settings=public_only)
+            task_id = await watched_task(runtime, sender, gate, url)
+            open_gate(gate)
+            await read_all(await runtime.subscribe(ANONYMOUS, task_id, last_event_id=0))
+            await sender.drain(10)
+            nursery.cancel_scope.cancel()
+    assert hook.attempts == 0
+    assert rebinding.lookups >= 2  # the public answer was used, then loopback refused
+    (first, *_) = logged(caplog)
+    assert first.startswith(f"push notification for task {task_id} not delivered to {url}")
+    assert "it now reaches 127.0.0.1, a loopback address" in "\n".join(logged(caplog))
 
 
 async def test_a_start_that_cannot_read_what_is_unsent_says_so(

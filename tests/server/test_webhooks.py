@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 from a2a_trio.errors import InvalidParamsError
+from a2a_trio.server._webhook_client import webhook_request
 from a2a_trio.server._webhooks import Webhook, _kind_of_address, check_webhook, webhook_of
 
 
@@ -55,3 +58,26 @@ async def test_the_check_resolves_names_and_refuses_private_answers() -> None:
         "http://93.184.215.14/h", path="$.url", allow_private_networks=False
     )
     assert public.port == 80
+
+
+def test_a_post_names_the_urls_host_and_sends_its_user_info_as_basic_credentials() -> None:
+    target, headers = webhook_request(
+        "https://us%40er:p%3Ass@[2001:db8::1]:8443/a/b?k=1#frag", {"Content-Type": "x"}
+    )
+    assert (target.scheme, target.host, target.port, target.target) == (
+        b"https",
+        b"2001:db8::1",
+        8443,
+        b"/a/b?k=1",
+    )
+    assert headers == [
+        (b"Host", b"[2001:db8::1]:8443"),
+        (b"Content-Type", b"x"),
+        (b"Authorization", b"Basic " + base64.b64encode(b"us@er:p:ss")),
+    ]
+    # an international name goes out in its IDNA form; a config's own credentials win
+    target, headers = webhook_request("http://a:b@b\u00fccher.example/h", {"Authorization": "T t"})
+    assert target.host == b"xn--bcher-kva.example" and target.port is None
+    assert headers == [(b"Host", b"xn--bcher-kva.example"), (b"Authorization", b"T t")]
+    with pytest.raises(InvalidParamsError):
+        webhook_request("ftp://example.com/h", {})

@@ -23,6 +23,8 @@ class Delivery:
     path: str
     headers: dict[str, str]
     body: Any
+    client: tuple[str, int] | None = None
+    """The sender's end of the connection it came over."""
 
     @property
     def kind(self) -> str:
@@ -47,6 +49,7 @@ class Webhook:
     url: str = ""
     received: list[Delivery] = attrs.field(factory=list)
     answers: list[int] = attrs.field(factory=list)
+    answer_body: bytes = b""
     attempts: int = 0
     _arrived: trio.lowlevel.ParkingLot = attrs.field(factory=trio.lowlevel.ParkingLot)
 
@@ -74,10 +77,12 @@ class Webhook:
         status = self.answers.pop(0) if self.answers else 200
         if status < 300:
             headers = {k.decode(): v.decode() for k, v in scope["headers"]}
-            self.received.append(Delivery(scope["path"], headers, orjson.loads(body)))
+            client = scope.get("client")
+            delivery = Delivery(scope["path"], headers, orjson.loads(body), client=client)
+            self.received.append(delivery)
         self._arrived.unpark_all()
         await send({"type": "http.response.start", "status": status, "headers": []})
-        await send({"type": "http.response.body", "body": b""})
+        await send({"type": "http.response.body", "body": self.answer_body})
 
 
 @asynccontextmanager
