@@ -27,20 +27,16 @@ from __future__ import annotations
 import contextlib
 import logging
 import uuid
-from collections.abc import AsyncGenerator, Awaitable, Callable, Set
+from collections.abc import Awaitable, Callable, Set
 from datetime import datetime, timedelta
-from typing import Final, cast
-from urllib.parse import urlsplit
+from typing import Final
 
-import httpcore
-import httpx
 import trio
 
 from .. import model as m
 from .._throttle import ThrottledLog
 from ..errors import (
     A2AError,
-    InvalidParamsError,
     StoreDamagedError,
     StoreUnavailableError,
     TaskNotFoundError,
@@ -49,20 +45,15 @@ from ..runtime import LogEntry, SubscriberOverflow, TaskRuntime
 from ..store import CallerScope, PushBacklog
 from ..wire import V1, dumps
 from ._config import PushSettings
-from ._webhook_client import RefusedAddress, webhook_pool, webhook_request
+from ._webhook_client import WebhookClient
 from ._webhooks import check_headers, check_webhook
 
 logger = logging.getLogger("a2a_trio.push")
 
-RETRIED_STATUSES: Final = frozenset({408, 429})
-"""Statuses below 500 that say "not now" rather than "no": tried again, as 5xx are."""
 STORE_RETRY: Final = 5.0
 """Seconds a watcher waits before reading a task store that was unavailable again."""
 SETTLE: Final = 0.05
 """How long :meth:`PushSender.drain` lets woken watchers start before it looks."""
-USER_AGENT: Final = "a2a-trio push notifications"
-KEEP_FOR_ANSWERS: Final = 64 * 1024
-"""Bytes of a webhook's answer read (and dropped) to keep its connection for the next POST."""
 CLAIM_ALONE: Final = 60.0
 """Seconds a server alone on its store (no ``recovery_lease``) claims a task's deliveries for,
 unrenewed: nobody else delivers there, and the next process takes every claim at once."""
@@ -76,39 +67,6 @@ def _body(event: m.StreamEvent) -> bytes:
     return dumps(V1.encode_stream_response(event))
 
 
-def _headers(config: m.TaskPushNotificationConfig) -> dict[str, str]:
-    """The headers a webhook gets: the client's token, and the credentials its config names
-    (a scheme without credentials sends none: the server has no way to make them up, and
-    ``_post`` says so in the log)."""
-    headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT}
-    if config.token:
-        headers["X-A2A-Notification-Token"] = config.token
-    auth = config.authentication
-    if auth is not None and auth.credentials:
-        headers["Authorization"] = f"{auth.scheme} {auth.credentials}"
-    return headers
-
-
-async def _read_past(response: httpcore.Response) -> None:
-    """Read a webhook's answer to its end and drop it, so its connection can carry the next
-    event; one longer than ``KEEP_FOR_ANSWERS`` is left unread, and its connection closed (a
-    webhook answering with a huge body must not hold the sender)."""
-    read = 0
-    body = cast(AsyncGenerator[bytes], response.aiter_stream())  # (typed as an iterator)
-    async with contextlib.aclosing(body) as chunks:
-        async for chunk in chunks:
-            read += len(chunk)
-            if read > KEEP_FOR_ANSWERS:
-                return
-
-
-def _shown(url: str) -> str:
-    """The URL as logged: without its query or user info, where clients put secrets."""
-    parts = urlsplit(url)
-    host = parts.netloc.rpartition("@")[2]
-    return f"{parts.scheme}://{host}{parts.path}" if parts.scheme and host else repr(url[:200])
-
-
 class PushSender:
     """Delivers the push notifications of one server's tasks (see the module docstring)."""
 
@@ -119,7 +77,7 @@ class PushSender:
         """Who this sender is in the store's push claims: one process's run."""
         self._lease = runtime.config.recovery_lease
         self._nursery: trio.Nursery | None = None
-        self._pool: httpcore.AsyncConnectionPool | None = None
+        self._client: WebhookClient | None = None
         self._delivered: dict[TaskKey, trio.CancelScope] = {}
         """The tasks this sender delivers for, each with its delivery's cancel scope."""
         self._claim_passes: list[set[TaskKey]] = []
@@ -144,9 +102,11 @@ class PushSender:
         job runs here is followed by polling the store, and it may wait for days.  With a
         ``recovery_lease``, this sender's claims are renewed, and lagging tasks nobody
         delivers claimed, every third of it (:meth:`_keep_claims`)."""
-        pool = webhook_pool(allow_private_networks=self.settings.allow_private_networks)
-        async with pool, trio.open_nursery() as nursery:
-            self._pool = pool
+        async with (
+            WebhookClient(self.settings, self._failures) as client,
+            trio.open_nursery() as nursery,
+        ):
+            self._client = client
             self._nursery = nursery
             if resume:
                 await self._resume_watching()
@@ -397,9 +357,10 @@ class PushSender:
             if not configs:
                 return
             body = entry.encoded(_body)
+            assert self._client is not None
             async with trio.open_nursery() as nursery:
                 for config in configs:
-                    nursery.start_soon(self._post, config, body)
+                    nursery.start_soon(self._client.post, config, body)
             try:
                 await self.runtime.store.mark_push_delivered(scope, task_id, entry.seq)
             except StoreUnavailableError as exc:  # sent again after a restart, at worst
@@ -413,69 +374,3 @@ class PushSender:
             self._delivering -= 1
             if not self._delivering:
                 self._idle.unpark_all()
-
-    async def _post(self, config: m.TaskPushNotificationConfig, body: bytes) -> None:
-        """One event to one webhook, tried as ``PushSettings`` says; a failure is logged."""
-        auth = config.authentication
-        if auth is not None and not auth.credentials:  # the likeliest cause of a 401 there
-            self._failures.log(
-                logging.WARNING,
-                "push config %s of task %s names the %s scheme but no credentials: its"
-                " webhook gets no Authorization header",
-                config.id,
-                config.task_id,
-                auth.scheme,
-            )
-        try:
-            target, headers = webhook_request(config.url, _headers(config))
-        except (InvalidParamsError, httpx.InvalidURL, UnicodeEncodeError) as exc:
-            problem = f"its config cannot be sent ({exc})"  # stored by other means
-        else:
-            problem = await self._try(target, headers, body)
-            if not problem:
-                return
-        self._failures.log(
-            logging.WARNING,
-            "push notification for task %s not delivered to %s: %s",
-            config.task_id,
-            _shown(config.url),
-            problem,
-        )
-
-    async def _try(
-        self, target: httpcore.URL, headers: list[tuple[bytes, bytes]], body: bytes
-    ) -> str:
-        """POST ``body`` to ``target`` as ``PushSettings`` says; what went wrong in the end
-        (``""``: delivered)."""
-        assert self._pool is not None
-        settings = self.settings
-        timeouts = {
-            "timeout": dict.fromkeys(("connect", "read", "write", "pool"), settings.timeout)
-        }
-        problem = ""
-        for attempt in range(settings.attempts):
-            if attempt:
-                await trio.sleep(settings.retry_wait * 2 ** (attempt - 1))
-            try:
-                request = self._pool.stream(
-                    "POST", target, headers=headers, content=body, extensions=timeouts
-                )
-                async with request as response:
-                    status = response.status
-                    await _read_past(response)
-            except RefusedAddress as exc:
-                return f"it now reaches {exc}, and only public addresses are allowed"
-            except (
-                httpcore.TimeoutException,
-                httpcore.NetworkError,
-                httpcore.ProtocolError,
-                OSError,
-            ) as exc:
-                problem = f"{type(exc).__name__}: {exc}"
-                continue
-            if 200 <= status < 300:
-                return ""
-            problem = f"it answered HTTP {status}"
-            if status < 500 and status not in RETRIED_STATUSES:
-                break
-        return problem

@@ -917,7 +917,7 @@ class SqlTaskStore:
                     held.add((scope, task_id))
             return held
 
-        return await self._driver.write(claim)
+        return await self._write_claims(claim)
 
     async def claim_push_backlog(
         self, claimant: str, *, until: datetime, steal: bool = False
@@ -950,7 +950,18 @@ class SqlTaskStore:
 
         if not await self._driver.read(free_lagging):  # each replica's tick: usually nothing
             return ()
-        return await self._driver.write(claim_lagging)
+        return await self._write_claims(claim_lagging)
+
+    async def _write_claims[T](self, claim: Callable[[Tx], T]) -> T:
+        """``claim`` written, and written again when a task it claims was deleted meanwhile:
+        on PostgreSQL, a claim inserted as another transaction deletes its task fails its
+        foreign key once the delete commits.  The next try no longer finds the task."""
+        while True:
+            try:
+                return await self._driver.write(claim)
+            except self._dialect.integrity_error as exc:
+                if not self._dialect.missing_task(exc):
+                    raise
 
     async def release_push_claims(
         self, claimant: str, tasks: Collection[tuple[CallerScope, str]]

@@ -19,6 +19,7 @@ from a2a_trio.errors import ConcurrencyError
 from a2a_trio.store import (
     ANONYMOUS,
     ArtifactWrite,
+    CallerScope,
     PushBacklog,
     StoreSchemaError,
     TaskQuery,
@@ -30,7 +31,7 @@ from a2a_trio.store._postgres import MIGRATIONS as PG_MIGRATIONS
 from a2a_trio.store._sql import DECODE_SLICE
 from a2a_trio.store._sqlite import MIGRATIONS as SQLITE_MIGRATIONS
 
-from .conftest import Backend, pg_base_url, pg_schema_url
+from .conftest import Backend, make_backend, pg_base_url, pg_schema_url
 from .test_contract import a_task, agent_says, all_pages, create_many
 
 S = m.TaskState
@@ -331,6 +332,33 @@ async def test_postgres_store_replaces_connections_the_server_cut() -> None:
         assert cut >= 1
         assert await store.load_task(ANONYMOUS, task.id) is not None
         await store.update_task(ANONYMOUS, task.id, TaskUpdate(state=S.WORKING))
+
+
+@pytest.mark.postgres
+async def test_a_claim_racing_a_tasks_delete_leaves_the_task_out(tmp_path: Path) -> None:
+    """A task is deleted, in a transaction not yet committed, while a replica claims its push
+    deliveries: the claim waits on the task's row, and the delete's commit fails the claim's
+    foreign key.  The store claims again, without the task, rather than failing."""
+    async with make_backend("postgres", tmp_path) as backend, open_store(backend.url) as store:
+        gone = (await store.create_task(ANONYMOUS, a_task())).task
+        kept = (await store.create_task(ANONYMOUS, a_task())).task
+        keys = [(ANONYMOUS, gone.id), (ANONYMOUS, kept.id)]
+        later = m.utcnow() + timedelta(minutes=1)
+        held: set[tuple[CallerScope, str]] | None = None
+
+        async def claim() -> None:
+            nonlocal held
+            held = await store.claim_push_deliveries("replica", keys, until=later)
+
+        with closing(await trio.to_thread.run_sync(psycopg.connect, backend.url)) as conn:
+            delete = "DELETE FROM a2a_tasks WHERE id = %s"
+            await trio.to_thread.run_sync(conn.execute, delete, (gone.id,))
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(claim)
+                await trio.sleep(0.3)
+                assert held is None  # waiting for the delete
+                await trio.to_thread.run_sync(conn.commit)
+        assert held == {(ANONYMOUS, kept.id)}
 
 
 class _Steps(trio.abc.Instrument):
