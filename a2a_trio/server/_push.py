@@ -339,11 +339,20 @@ class PushSender:
 
     async def _catch_up(self, key: TaskKey, after: int) -> None:
         """The stored events after ``after`` of a task no job runs here, sent once (a task
-        waiting for input is watched again when its answer comes: ``watch_again``)."""
+        waiting for input is watched again when its answer comes: ``watch_again``).  Where the
+        store no longer holds them all (its log keeps the newest ``max_events_per_task``), the
+        task as stored goes instead, as a stream resumed from there starts over: never an
+        artifact chunk without its start."""
         scope, task_id = key
+        store = self.runtime.store
         try:
-            for seq, event in await self.runtime.store.load_events(scope, task_id, after_seq=after):
-                await self._send(scope, task_id, LogEntry(seq, event))
+            events = await store.load_events(scope, task_id, after_seq=after)
+            entries = [LogEntry(seq, event) for seq, event in events]
+            if entries and entries[0].seq != after + 1:  # some were trimmed
+                found = await store.load_task_with_seq(scope, task_id)
+                entries = [] if found is None else [LogEntry(found[1], found[0].task)]
+            for entry in entries:
+                await self._send(scope, task_id, entry)
         except TaskNotFoundError:
             pass  # deleted or purged meanwhile
         except StoreUnavailableError as exc:  # or damaged: sent by the next start, if any

@@ -24,7 +24,7 @@ from a2a_trio.errors import StoreUnavailableError
 from a2a_trio.runtime import EventLogLimits, RuntimeConfig, TaskRuntime
 from a2a_trio.server import _push
 from a2a_trio.server._push import PushSender
-from a2a_trio.store import ANONYMOUS, MemoryTaskStore, PushBacklog, TaskUpdate
+from a2a_trio.store import ANONYMOUS, MemoryTaskStore, PushBacklog, Retention, TaskUpdate
 from a2a_trio.wire import V1
 
 from .webhook import Webhook, webhook_server
@@ -389,6 +389,39 @@ async def test_a_delivery_ending_while_the_backlog_is_read_is_not_sent_again(
         await sender.drain(5)
         nursery.cancel_scope.cancel()
     await sent_as_logged(store, hook, task.id)
+
+
+async def test_a_catch_up_past_the_kept_log_sends_the_task_as_stored(hook: Webhook) -> None:
+    """A finished task's webhook is 6 events behind, and the store keeps its newest 3: the
+    catch-up sends the task as stored, once, rather than artifact chunks without their
+    start; then nothing is left to send."""
+    store = MemoryTaskStore(retention=Retention(max_events_per_task=3))
+    task = (await store.create_task(ANONYMOUS, m.new_task(m.text_message("long")))).task
+    chunks = [
+        m.TaskArtifactUpdateEvent(
+            task.id, task.context_id, m.Artifact("a1", (m.TextPart(f"{n} "),)), append=n > 0
+        )
+        for n in range(4)
+    ]
+    for number, chunk in enumerate(chunks, start=2):
+        await store.update_task(ANONYMOUS, task.id, TaskUpdate(), events=[(number, chunk)])
+    done = await store.update_task(ANONYMOUS, task.id, TaskUpdate(state=m.TaskState.COMPLETED))
+    finished = m.TaskStatusUpdateEvent(task.id, task.context_id, done.task.status)
+    await store.append_events(ANONYMOUS, task.id, [(6, finished)])
+    config = m.TaskPushNotificationConfig(url=hook.url, task_id=task.id)
+    await store.set_push_config(ANONYMOUS, config, delivered_through=0)
+    assert [seq for seq, _event in await store.load_events(ANONYMOUS, task.id)] == [4, 5, 6]
+    async with trio.open_nursery() as nursery:
+        sender = PushSender(TaskRuntime(agent, store, QUIET), FAST)
+        await nursery.start(partial(sender.run, resume=True))
+        (delivery,) = await hook.wait_for(lambda got: len(got) == 1)
+        await sender.drain(5)
+        nursery.cancel_scope.cancel()
+    assert delivery.kind == "task" and delivery.state == "TASK_STATE_COMPLETED"
+    assert (
+        V1.decode_stream_response(delivery.body) == (await store.load_task(ANONYMOUS, task.id)).task
+    )
+    assert await lagging(store) == ()
 
 
 class Rebinding(trio.abc.HostnameResolver):
