@@ -362,8 +362,9 @@ class PushSender:
         """One event to the task's webhooks, then marked sent in the store."""
         self._delivering += 1
         try:
-            configs = await self.runtime.store.list_push_configs(scope, task_id)
-            if not configs:
+            targets = await self.runtime.store.list_push_targets(scope, task_id)
+            configs = [t.config for t in targets if t.delivered_through < entry.seq]
+            if not configs:  # none, or all had it (created after it, or a resend past them)
                 return
             body = entry.encoded(_body)
             assert self._client is not None

@@ -176,6 +176,14 @@ class PushBacklog:
     delivered_through: int
 
 
+@attrs.frozen
+class PushTarget:
+    """A task's push config with the last event its webhook was sent (its delivery mark)."""
+
+    config: m.TaskPushNotificationConfig
+    delivered_through: int
+
+
 type SequencedEvent = tuple[int, m.StreamEvent]
 """A stream event with its per-task sequence number (1, 2, ...), as the event log keeps it."""
 
@@ -372,6 +380,12 @@ class TaskStore(Protocol):
         self, scope: CallerScope, task_id: str
     ) -> tuple[m.TaskPushNotificationConfig, ...]:
         """All configs of a task, oldest first."""
+        ...
+
+    async def list_push_targets(self, scope: CallerScope, task_id: str) -> tuple[PushTarget, ...]:
+        """All configs of a task, oldest first, each with its delivery mark: an event is for
+        the configs marked below it (a config created later, or one a restart's resend finds
+        further on, does not get it again).  ``TaskNotFoundError`` when absent."""
         ...
 
     async def delete_push_config(self, scope: CallerScope, task_id: str, config_id: str) -> bool:

@@ -27,6 +27,7 @@ from ._base import (
     DEFAULT_RETENTION,
     CallerScope,
     PushBacklog,
+    PushTarget,
     Retention,
     ScopedTask,
     SequencedEvent,
@@ -361,6 +362,13 @@ class MemoryTaskStore:
         self, scope: CallerScope, task_id: str
     ) -> tuple[m.TaskPushNotificationConfig, ...]:
         return tuple(self._existing(scope, task_id).push_configs.values())
+
+    async def list_push_targets(self, scope: CallerScope, task_id: str) -> tuple[PushTarget, ...]:
+        row = self._existing(scope, task_id)
+        return tuple(
+            PushTarget(config, row.push_delivered[config_id])
+            for config_id, config in row.push_configs.items()
+        )
 
     async def delete_push_config(self, scope: CallerScope, task_id: str, config_id: str) -> bool:
         row = self._row(scope, task_id)

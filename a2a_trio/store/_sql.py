@@ -40,6 +40,7 @@ from ._base import (
     DEFAULT_RETENTION,
     CallerScope,
     PushBacklog,
+    PushTarget,
     Retention,
     ScopedTask,
     SequencedEvent,
@@ -848,18 +849,24 @@ class SqlTaskStore:
     async def list_push_configs(
         self, scope: CallerScope, task_id: str
     ) -> tuple[m.TaskPushNotificationConfig, ...]:
+        return tuple(target.config for target in await self.list_push_targets(scope, task_id))
+
+    async def list_push_targets(self, scope: CallerScope, task_id: str) -> tuple[PushTarget, ...]:
         _require_storable(scope, task_id)
 
         def get_all(tx: Tx) -> Any:
             _require_task(tx, scope, task_id)
             return tx.run(
-                "SELECT config FROM a2a_push_configs WHERE task_id = ?"
+                "SELECT config, delivered_seq FROM a2a_push_configs WHERE task_id = ?"
                 " ORDER BY created_us, config_id",
                 (task_id,),
             ).fetchall()
 
         rows = await self._driver.read(get_all)
-        return tuple(V1.decode(loads(text), m.TaskPushNotificationConfig) for (text,) in rows)
+        return tuple(
+            PushTarget(V1.decode(loads(text), m.TaskPushNotificationConfig), int(mark))
+            for text, mark in rows
+        )
 
     async def delete_push_config(self, scope: CallerScope, task_id: str, config_id: str) -> bool:
         if not storable(task_id, config_id, scope.tenant, scope.owner):

@@ -480,7 +480,7 @@ async def test_a_config_the_server_cannot_send_to_does_not_stop_the_others(
             assert isinstance(task, m.Task)
             for url in ("not a url", "http://127.0.0.1:1/closed", hook.url):
                 config = m.TaskPushNotificationConfig(url=url, task_id=task.id)
-                await store.set_push_config(ANONYMOUS, config)
+                await store.set_push_config(ANONYMOUS, config, delivered_through=0)
             sender.watch(ANONYMOUS, task.id, after=0)
             gates.setdefault(gate, trio.Event()).set()
             got = await hook.wait_for_state("TASK_STATE_COMPLETED")

@@ -63,9 +63,9 @@ class PushCallsFail(MemoryTaskStore):
             self.refused.set()
             raise StoreUnavailableError(DOWN)
 
-    async def list_push_configs(self, *args: Any, **kwargs: Any) -> Any:
-        self._maybe_refuse("list_push_configs")
-        return await super().list_push_configs(*args, **kwargs)
+    async def list_push_targets(self, *args: Any, **kwargs: Any) -> Any:
+        self._maybe_refuse("list_push_targets")
+        return await super().list_push_targets(*args, **kwargs)
 
     async def mark_push_delivered(self, *args: Any, **kwargs: Any) -> None:
         self._maybe_refuse("mark_push_delivered")
@@ -155,7 +155,7 @@ async def test_a_store_outage_holds_deliveries_back_then_they_go_out_in_order(
             runtime, sender = await started(nursery, store)
             task_id = await watched_task(runtime, sender, gate, hook.url)
             await hook.wait_for(lambda got: len(got) == 1)  # the task as it started
-            store.failing.add("list_push_configs")
+            store.failing.add("list_push_targets")
             open_gate(gate)
             await store.refused.wait()
             store.failing.clear()
@@ -330,6 +330,29 @@ async def test_a_webhook_that_now_reaches_a_private_address_is_not_called(
         f"push notification for task {task_id} not delivered to {hook.url}: it now reaches"
         " 127.0.0.1, a loopback address, and only public addresses are allowed"
     ]
+
+
+async def test_a_config_gets_only_the_events_after_its_mark(hook: Webhook) -> None:
+    """Two configs, one from the task's start and one created after its first events (its
+    mark there), both sent by one watcher from the start: the later one gets only what came
+    after its creation, and both get that once, in order."""
+    store = MemoryTaskStore()
+    gate = "push-late-config"
+    async with trio.open_nursery() as nursery:
+        runtime, sender = await started(nursery, store)
+        task_id = await watched_task(runtime, sender, gate, hook.url + "/early")
+        created_at = await store.last_event_seq(ANONYMOUS, task_id)
+        late = m.TaskPushNotificationConfig(hook.url + "/late", task_id=task_id)
+        await store.set_push_config(ANONYMOUS, late)  # marked at the last event by default
+        open_gate(gate)
+        await hook.wait_for_state("TASK_STATE_COMPLETED", path="/hook/late")
+        await hook.wait_for_state("TASK_STATE_COMPLETED", path="/hook/early")
+        await sender.drain(5)
+        nursery.cancel_scope.cancel()
+    logged = [V1.encode_stream_response(e) for _s, e in await store.load_events(ANONYMOUS, task_id)]
+    assert created_at >= 1
+    assert [d.body for d in hook.received if d.path == "/hook/early"] == logged
+    assert [d.body for d in hook.received if d.path == "/hook/late"] == logged[created_at:]
 
 
 class HeldCalls(MemoryTaskStore):

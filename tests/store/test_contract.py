@@ -27,6 +27,7 @@ from a2a_trio.store import (
     ArtifactWrite,
     CallerScope,
     PushBacklog,
+    PushTarget,
     Retention,
     TaskAtVersion,
     TaskQuery,
@@ -985,6 +986,10 @@ async def test_push_delivery_marks_say_what_a_restart_still_sends(store: TaskSto
     late = attrs.evolve(config, id="b")
     await store.set_push_config(ALICE, late, delivered_through=0)  # from the first event on
     assert await lagging(store) == (PushBacklog(ALICE, task.id, 0),)
+    assert await store.list_push_targets(ALICE, task.id) == (
+        PushTarget(config, 2),
+        PushTarget(late, 0),
+    )
     await store.set_push_config(ALICE, attrs.evolve(late, url="https://b"))  # keeps its mark
     await store.mark_push_delivered(ALICE, task.id, 1)
     assert await lagging(store) == (PushBacklog(ALICE, task.id, 1),)
