@@ -14,6 +14,11 @@ gates: dict[str, trio.Event] = {}
 """Per-text events the ``gated`` skill waits on, so tests decide when a task finishes."""
 
 
+def open_gate(gate: str) -> None:
+    """Let the ``gated`` tasks waiting on ``gate`` (now or later) go on."""
+    gates.setdefault(gate, trio.Event()).set()
+
+
 @agent.skill(default=True, tags=["test"])
 async def echo(ctx: TaskContext) -> str:
     """Complete with the received text."""

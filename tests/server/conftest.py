@@ -17,6 +17,7 @@ from a2a_trio.runtime import RuntimeConfig
 from a2a_trio.wire import SSEDecoder
 
 from .agents import agent
+from .webhook import Webhook, webhook_server
 
 V1_HEADERS = {"A2A-Version": "1.0"}
 
@@ -27,6 +28,13 @@ async def base_url(nursery: trio.Nursery) -> AsyncIterator[str]:
     config = ServerConfig(keepalive=0.2, runtime=RuntimeConfig(poll_interval=0.01))
     url: str = await nursery.start(partial(serve, agent, port=0, config=config))
     yield url
+
+
+@pytest.fixture
+async def hook() -> AsyncIterator[Webhook]:
+    """A webhook receiver on a free port of 127.0.0.1 (push notifications)."""
+    async with webhook_server() as receiver:
+        yield receiver
 
 
 @pytest.fixture

@@ -219,7 +219,7 @@ async def test_a_legacy_stream_that_fails_mid_way_ends_with_an_internal_error_an
                 async for chunk in chunks:
                     frames += [orjson.loads(event.data) for event in decoder.feed(chunk)]
                     if "waiting" in orjson.dumps(frames).decode():
-                        agents.gates.setdefault(gate, trio.Event()).set()
+                        agents.open_gate(gate)
             *events, failure = frames
             (waiting,) = (frame["result"]["status"] for frame in events)
             assert (waiting["state"], waiting["message"]["parts"][0]["text"]) == (

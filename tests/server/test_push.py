@@ -27,10 +27,10 @@ from a2a_trio.server._push import PushSender
 from a2a_trio.store import ANONYMOUS, MemoryTaskStore, open_store
 from a2a_trio.wire import V1
 
-from .agents import agent, gates
+from .agents import agent, gates, open_gate
 from .conftest import V1_HEADERS, rpc, user_message
 from .test_sdk_interop import message, new_gate, request, send_task
-from .webhook import Delivery, Webhook, webhook_server
+from .webhook import Delivery, Webhook
 
 FAST_RETRIES = PushSettings(retry_wait=0.05, timeout=2, allow_private_networks=True)
 
@@ -39,12 +39,6 @@ async def _serving(nursery: trio.Nursery, push: PushSettings | None) -> str:
     config = ServerConfig(keepalive=0.2, runtime=RuntimeConfig(poll_interval=0.01), push=push)
     url: str = await nursery.start(partial(serve, agent, port=0, config=config))
     return url
-
-
-@pytest.fixture
-async def hook() -> AsyncIterator[Webhook]:
-    async with webhook_server() as receiver:
-        yield receiver
 
 
 @pytest.fixture
@@ -151,7 +145,7 @@ async def test_configs_are_created_read_listed_and_deleted(
     assert f"Task {task_id} has no push notification config 'a'" in gone["error"]["message"]
 
     # Only the config left is called for the events from here on.
-    gates.setdefault(gate, trio.Event()).set()
+    open_gate(gate)
     got = await hook.wait_for_state("TASK_STATE_COMPLETED", path="/hook/2")
     assert {d.path for d in got} == {"/hook/2"}
     assert [d.kind for d in got][-2:] == ["artifactUpdate", "statusUpdate"]
@@ -370,7 +364,7 @@ async def test_the_rest_and_v03_bindings_manage_configs(
     assert set_v03.json()["result"]["pushNotificationConfig"]["id"] == "v"
     deleted = await http.delete(f"/tasks/{task_id}/pushNotificationConfigs/r")
     assert deleted.status_code == 200
-    gates.setdefault("push-bindings", trio.Event()).set()
+    open_gate("push-bindings")
     got_v03 = await hook.wait_for_state("TASK_STATE_COMPLETED", path="/hook/3")
     assert {d.path for d in got_v03} == {"/hook/3"}
 
@@ -482,7 +476,7 @@ async def test_a_config_the_server_cannot_send_to_does_not_stop_the_others(
                 config = m.TaskPushNotificationConfig(url=url, task_id=task.id)
                 await store.set_push_config(ANONYMOUS, config, delivered_through=0)
             sender.watch(ANONYMOUS, task.id, after=0)
-            gates.setdefault(gate, trio.Event()).set()
+            open_gate(gate)
             got = await hook.wait_for_state("TASK_STATE_COMPLETED")
             await sender.drain(5)
             assert sender.watcher_count == 0  # it ended with the task
@@ -514,7 +508,7 @@ async def test_a_restart_goes_on_delivering_the_tasks_it_recovers(
         stop.set()
     assert "TASK_STATE_COMPLETED" not in states(hook.received)  # left running, not failed
     assert "TASK_STATE_FAILED" not in states(hook.received)
-    gates.setdefault(gate, trio.Event()).set()  # the re-run goes straight through
+    open_gate(gate)  # the re-run goes straight through
     async with trio.open_nursery() as nursery:
         await nursery.start(serving)
         got = await hook.wait_for_state("TASK_STATE_COMPLETED")
@@ -602,7 +596,7 @@ async def test_events_a_stopped_server_left_unsent_go_out_from_the_next(
             await hook.wait_for(lambda _: hook.attempts == 3)
         stop.set()
     assert hook.received == []
-    gates.setdefault(gate, trio.Event()).set()  # the re-run goes straight through
+    open_gate(gate)  # the re-run goes straight through
     async with trio.open_nursery() as nursery:
         stop = trio.Event()  # (a shutdown waits for a delivery under way to be marked sent)
         config = ServerConfig(push=FAST_RETRIES)

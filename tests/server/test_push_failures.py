@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import logging
 import socket
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from functools import partial
 from typing import Any
@@ -27,7 +26,7 @@ from a2a_trio.server._push import PushSender
 from a2a_trio.store import ANONYMOUS, MemoryTaskStore, PushBacklog, Retention, TaskUpdate
 from a2a_trio.wire import V1
 
-from .webhook import Webhook, webhook_server
+from .webhook import Webhook
 
 agent = Agent("push failures", "Tasks whose webhooks meet trouble", version="0")
 gates: dict[str, trio.Event] = {}
@@ -78,12 +77,6 @@ class PushCallsFail(MemoryTaskStore):
     async def claim_push_backlog(self, *args: Any, **kwargs: Any) -> Any:
         self._maybe_refuse("claim_push_backlog")
         return await super().claim_push_backlog(*args, **kwargs)
-
-
-@pytest.fixture
-async def hook() -> AsyncIterator[Webhook]:
-    async with webhook_server() as receiver:
-        yield receiver
 
 
 async def started(

@@ -23,10 +23,10 @@ from a2a_trio.runtime import RuntimeConfig
 from a2a_trio.store import ANONYMOUS, open_store
 from a2a_trio.wire import V1
 
-from .agents import agent, gates
+from .agents import agent, open_gate
 from .conftest import V1_HEADERS, user_message
 from .test_push import FAST_RETRIES, call, check_sent_as_logged, start
-from .webhook import Webhook, webhook_server
+from .webhook import Webhook
 
 LEASE = 0.5
 REPLICA = ServerConfig(
@@ -37,20 +37,10 @@ STEADY = attrs.evolve(REPLICA, runtime=attrs.evolve(REPLICA.runtime, recovery_le
 """Replicas whose claims cannot lapse during a test, however loaded the machine."""
 
 
-@pytest.fixture
-async def hook() -> AsyncIterator[Webhook]:
-    async with webhook_server() as receiver:
-        yield receiver
-
-
 @pytest.fixture(params=SQL_BACKENDS)
 async def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
     async with make_backend(request.param, tmp_path) as made:
         yield made.url
-
-
-def open_gate(gate: str) -> None:
-    gates.setdefault(gate, trio.Event()).set()
 
 
 async def at_its_gate(store_url: str, task_id: str) -> int:
