@@ -336,13 +336,16 @@ class MemoryTaskStore:
         self, claimant: str, *, until: datetime, steal: bool = False
     ) -> tuple[PushBacklog, ...]:
         now = m.utcnow()
-        return tuple(
-            PushBacklog(row.scope, task_id, min(row.push_delivered.values()))
-            for task_id, row in self._rows.items()
-            if row.push_delivered
-            and min(row.push_delivered.values()) < max(row.events, default=0)
-            and _claimed(row, claimant, until, now=now, steal=steal)
-        )
+        held = []
+        for task_id, row in self._rows.items():
+            least = min(row.push_delivered.values(), default=None)  # (None: no configs)
+            if (
+                least is not None
+                and least < max(row.events, default=0)
+                and _claimed(row, claimant, until, now=now, steal=steal)
+            ):
+                held.append(PushBacklog(row.scope, task_id, least))
+        return tuple(held)
 
     async def release_push_claims(
         self, claimant: str, tasks: Collection[tuple[CallerScope, str]]
