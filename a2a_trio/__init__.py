@@ -8,7 +8,7 @@ from importlib import import_module
 
 TYPE_CHECKING = False  # as typing's, which mypy reads alike, without loading typing (60 ms)
 if TYPE_CHECKING:
-    from .errors import A2AError, AgentMisuseError
+    from .errors import A2AError, AgentMisuseError, TrustStoreError
     from .model import (
         Artifact,
         DataPart,
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     __version__: str
 
 _HOMES = {
-    **dict.fromkeys(("A2AError", "AgentMisuseError"), "errors"),
+    **dict.fromkeys(("A2AError", "AgentMisuseError", "TrustStoreError"), "errors"),
     **dict.fromkeys(
         (
             "Artifact",
@@ -124,6 +124,7 @@ __all__ = [
     "TaskRejected",
     "TaskState",
     "TextPart",
+    "TrustStoreError",
     "UrlPart",
     "__version__",
     "create_app",

@@ -37,6 +37,8 @@ import trio
 
 from ._asgi import TrioOnly
 from ._one_server import DEFAULT_STORE, served_store
+from ._trust import trusted_context
+from .errors import TrustStoreError
 from .loading import (
     ConfigError,
     StoreOpenError,
@@ -68,6 +70,8 @@ def app_from_env(env: Mapping[str, str]) -> TrioOnly:
     url = env.get("A2A_TRIO_STORE") or DEFAULT_STORE
     store = served_store(url, retention=retention, alone=config.runtime.recovery_lease is None)
     _check_store(url, store)
+    if config.push is not None:
+        _check_trust()
     return TrioOnly(create_app(agent, store=store, config=config))
 
 
@@ -137,6 +141,15 @@ def _check_store(url: str, store: StoreFactory) -> None:
         raise ConfigError(
             f"A2A_TRIO_STORE={_without_password(url)!r}: cannot open the task store: {exc}"
         ) from None
+
+
+def _check_trust() -> None:
+    """Load the CAs that HTTPS webhooks are verified with, so a bad ``SSL_CERT_FILE`` stops
+    start-up here (its message names the variable), not in the lifespan."""
+    try:
+        trio.run(trusted_context)
+    except TrustStoreError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _without_password(url: str) -> str:

@@ -20,6 +20,7 @@
     ├── VersionNotSupportedError     -32009
     └── AuthenticationRequiredError  -32001 on the legacy dialect, 401 on HTTP
     AgentMisuseError                 a programming error in an agent (local, never sent as-is)
+    TrustStoreError                  the CAs to trust for HTTPS cannot be loaded (local)
 
 ``InvalidParamsError`` and ``ContentTypeNotSupportedError`` are also :class:`FieldError`: they
 can name the field they are about by a JSON path, which each binding spells as its client sent
@@ -324,6 +325,12 @@ class ContextMismatchError(InvalidParamsError):
 
 class AgentMisuseError(Exception):
     """An agent used the API wrongly (a local programming error, never a remote one)."""
+
+
+class TrustStoreError(Exception):
+    """The CA certificates that HTTPS connections are verified against cannot be loaded
+    (``SSL_CERT_FILE`` names a missing file, or one of something else); the message says
+    which, and what to do."""
 
 
 ERRORS_BY_CODE: dict[int, type[A2AError]] = {

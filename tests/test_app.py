@@ -203,6 +203,13 @@ BAD_SETTINGS = [
         id="push-unknown-mode",
     ),
     pytest.param(
+        {"A2A_TRIO_PUSH": "on", "SSL_CERT_FILE": "/no/such/ca.pem"},
+        "error: SSL_CERT_FILE='/no/such/ca.pem' cannot be loaded as CA certificates (No such"
+        " file or directory): name a PEM file of the CAs to trust, or unset it to trust"
+        " certifi's bundle",
+        id="push-with-a-missing-ca-file",
+    ),
+    pytest.param(
         {"A2A_TRIO_FOLLOW_INTERVAL": "soon"},
         "error: A2A_TRIO_FOLLOW_INTERVAL must be a number of seconds, not 'soon'",
         id="follow-interval-not-a-number",

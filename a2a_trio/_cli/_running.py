@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import ssl
 from collections.abc import Awaitable, Callable, Sequence
 
@@ -10,8 +9,9 @@ import httpx
 import trio
 import typer
 
+from .._trust import tls_failure
 from ..client import AgentCardError, ClientError, TransportError
-from ..errors import A2AError, AuthenticationRequiredError
+from ..errors import A2AError, AuthenticationRequiredError, TrustStoreError
 from . import INTERRUPTED
 
 
@@ -52,7 +52,7 @@ def run_command(fn: Callable[[], Awaitable[None]], *, credentials: bool = False)
         trio.run(fn)
     except* KeyboardInterrupt:  # Ctrl-C, also from inside a nursery: 130, as a shell says
         interrupted = True
-    except* UsageProblem as group:
+    except* (UsageProblem, TrustStoreError) as group:
         failure = (1, str(first_error(group)))
     except* A2AError as group:
         error = first_error(group)
@@ -130,11 +130,7 @@ def _reason(error: BaseException) -> str:
     while cause is not None and id(cause) not in seen:
         seen.add(id(cause))
         if isinstance(cause, ssl.SSLError):
-            text = re.sub(r"\s*\(_ssl\.c:\d+\)$", "", str(cause))
-            hint = (
-                " (is it a plain http:// server?)" if cause.reason == "WRONG_VERSION_NUMBER" else ""
-            )
-            return f"TLS handshake failed: {text}{hint}"
+            return tls_failure(cause)
         if str(cause).strip():
             return f"{type(cause).__name__}: {str(cause).strip()}"
         cause = cause.__cause__ or cause.__context__

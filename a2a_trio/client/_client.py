@@ -11,9 +11,9 @@ from functools import partial
 from typing import Final, Self
 
 import httpx
-import trio
 
 from .. import model as m
+from .._trust import trusted_context
 from ._bindings import Op
 from ._card import CardCache, choose_binding, fetch_card
 from ._options import (
@@ -346,6 +346,7 @@ async def open_client(
             speaks.
         AuthenticationRequiredError: the card is served only with credentials (HTTP 401).
         TransportError: the agent could not be reached.
+        TrustStoreError: without ``http``, ``SSL_CERT_FILE`` names no file of CA certificates.
         ValueError: one of ``trusted_origins`` is not an ``http(s)://`` origin.
     """
     extra = dict(headers or {})
@@ -407,15 +408,16 @@ class _SharedTLS:
     httpx builds a TLS context for each client it makes, loading its CA bundle: about 30 ms
     of CPU on a quiet machine, 200 ms on a loaded one, during which the whole trio run
     stands still (every stream and timer of a server whose agent opens clients to call
-    others).  It is built once, in a worker thread, and shared: a context is safe to share,
-    and the environment it reads (``SSL_CERT_FILE``, ``SSL_CERT_DIR``) is read then."""
+    others).  It is built once, in a worker thread (:func:`trusted_context`), and shared: a
+    context is safe to share, and the environment it reads (``SSL_CERT_FILE``,
+    ``SSL_CERT_DIR``) is read then."""
 
     def __init__(self) -> None:
         self._context: ssl.SSLContext | None = None
 
     async def context(self) -> ssl.SSLContext:
         if self._context is None:
-            self._context = await trio.to_thread.run_sync(httpx.create_ssl_context)
+            self._context = await trusted_context()
         return self._context
 
 

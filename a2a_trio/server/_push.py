@@ -35,6 +35,7 @@ import trio
 
 from .. import model as m
 from .._throttle import ThrottledLog
+from .._trust import trusted_context
 from ..errors import (
     A2AError,
     StoreDamagedError,
@@ -102,8 +103,9 @@ class PushSender:
         job runs here is followed by polling the store, and it may wait for days.  With a
         ``recovery_lease``, this sender's claims are renewed, and lagging tasks nobody
         delivers claimed, every third of it (:meth:`_keep_claims`)."""
+        tls = await trusted_context()
         async with (
-            WebhookClient(self.settings, self._failures) as client,
+            WebhookClient(self.settings, self._failures, tls) as client,
             trio.open_nursery() as nursery,
         ):
             self._client = client

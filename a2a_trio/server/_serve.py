@@ -11,6 +11,7 @@ from typing import Any
 import trio
 from hypercorn.config import Config as HypercornConfig
 
+from .._trust import trusted_context
 from ..runtime import Agent
 from ..store import TaskStore
 from ._app import StoreFactory, create_app, store_factory_for
@@ -55,9 +56,10 @@ async def serve(
     ``A2A_TRIO_STORE`` takes) or a factory (see :func:`create_app`).  Without one, tasks are
     kept in memory and lost when the server stops (``a2a_trio.app`` defaults to SQLite).
 
-    The address is bound first, then the store opened, before the app starts or anything is
-    reported: a failure of either raises out of ``nursery.start`` as itself (not inside an
-    exception group), and leaves the port free and the store closed.
+    The address is bound first, then (with push notifications on) the CAs to verify webhooks
+    with are loaded, then the store opened, before the app starts or anything is reported: a
+    failure of any raises out of ``nursery.start`` as itself (not inside an exception group),
+    and leaves the port free and the store closed.
 
     Raises:
         ValueError, TypeError: ``store`` names no store (before anything else).
@@ -66,6 +68,8 @@ async def serve(
             the store is opened.
         Exception: whatever the store raised when it could not be opened (e.g.
             ``sqlite3.OperationalError`` for a file in a missing directory).
+        TrustStoreError: with push notifications on, ``SSL_CERT_FILE`` names no file of CA
+            certificates to verify HTTPS webhooks with (before the store is opened).
 
     Cancellation stops at once: running tasks are recorded FAILED with a "server shut down"
     message (tasks waiting for input stay resumable).  ``shutdown_trigger`` instead drains
@@ -78,6 +82,8 @@ async def serve(
     open_store = store_factory_for(store, alone=config.runtime.recovery_lease is None)
     http = hypercorn_config(host, port)
     with listening(host, port, backlog=http.backlog) as sockets:
+        if config.push is not None:  # the CAs HTTPS webhooks are verified with, loaded first
+            await trusted_context()
         async with open_store() as opened:  # before the app: its failure is the store's own
             app: Any = create_app(agent, store=partial(_already_open, opened), config=config)
             user_trigger = shutdown_trigger or trio.sleep_forever

@@ -20,6 +20,7 @@ import base64
 import contextlib
 import logging
 import math
+import ssl
 from collections.abc import AsyncGenerator, Iterable
 from types import TracebackType
 from typing import Final, Self, cast
@@ -31,6 +32,7 @@ import trio
 
 from .. import model as m
 from .._throttle import ThrottledLog
+from .._trust import tls_failure, tls_refusal
 from ..errors import InvalidParamsError
 from ._config import PushSettings
 from ._webhooks import first_non_public, resolved, webhook_of
@@ -96,11 +98,14 @@ class PublicOnlyBackend(httpcore.AsyncNetworkBackend):
         await self._trio.sleep(seconds)
 
 
-def webhook_pool(*, allow_private_networks: bool) -> httpcore.AsyncConnectionPool:
-    """The connections a server's push notifications share (see the module docstring); a
-    pool that may reach private networks connects as any client does."""
+def webhook_pool(
+    tls: ssl.SSLContext, *, allow_private_networks: bool
+) -> httpcore.AsyncConnectionPool:
+    """The connections a server's push notifications share (see the module docstring),
+    verifying HTTPS webhooks with ``tls``; a pool that may reach private networks connects as
+    any client does."""
     return httpcore.AsyncConnectionPool(
-        ssl_context=httpx.create_ssl_context(),
+        ssl_context=tls,
         max_connections=MAX_CONNECTIONS,
         max_keepalive_connections=KEPT_ALIVE,
         keepalive_expiry=KEEPALIVE_EXPIRY,
@@ -169,10 +174,10 @@ class WebhookClient:
     """POSTs push notifications to webhooks over one pool of pinned connections (see the
     module docstring); a delivery that fails in the end is logged to ``failures``."""
 
-    def __init__(self, settings: PushSettings, failures: ThrottledLog) -> None:
+    def __init__(self, settings: PushSettings, failures: ThrottledLog, tls: ssl.SSLContext) -> None:
         self.settings = settings
         self._failures = failures
-        self._pool = webhook_pool(allow_private_networks=settings.allow_private_networks)
+        self._pool = webhook_pool(tls, allow_private_networks=settings.allow_private_networks)
         self._timeouts = {
             "timeout": dict.fromkeys(("connect", "read", "write", "pool"), settings.timeout)
         }
@@ -241,7 +246,10 @@ class WebhookClient:
                 httpcore.ProtocolError,
                 OSError,
             ) as exc:
-                problem = f"{type(exc).__name__}: {exc}"
+                refusal = tls_refusal(exc)
+                if isinstance(refusal, ssl.SSLCertVerificationError):
+                    return tls_failure(refusal)  # the next try would get the same certificate
+                problem = tls_failure(refusal) if refusal else f"{type(exc).__name__}: {exc}"
                 continue
             if 200 <= status < 300:
                 return ""

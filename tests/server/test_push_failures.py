@@ -6,7 +6,6 @@ order, and says in the log what it could not."""
 from __future__ import annotations
 
 import logging
-import socket
 from datetime import timedelta
 from functools import partial
 from typing import Any
@@ -26,6 +25,7 @@ from a2a_trio.server._push import PushSender
 from a2a_trio.store import ANONYMOUS, MemoryTaskStore, PushBacklog, Retention, TaskUpdate
 from a2a_trio.wire import V1
 
+from .name_server import NameServer
 from .webhook import Webhook
 
 agent = Agent("push failures", "Tasks whose webhooks meet trouble", version="0")
@@ -440,36 +440,6 @@ async def test_a_catch_up_past_the_kept_log_sends_the_task_as_stored(hook: Webho
     assert await lagging(store) == ()
 
 
-class Rebinding(trio.abc.HostnameResolver):
-    """A DNS server a client controls: ``name`` answers a public address at the first lookup,
-    then this host's loopback (DNS rebinding); other names resolve as usual."""
-
-    def __init__(self, name: str, public: str) -> None:
-        self.name = name.encode()
-        self.public = public
-        self.lookups = 0
-
-    async def getaddrinfo(
-        self,
-        host: bytes | None,
-        port: bytes | str | int | None,
-        family: int = 0,
-        type: int = 0,
-        proto: int = 0,
-        flags: int = 0,
-    ) -> list[Any]:
-        if host != self.name:
-            return await trio.to_thread.run_sync(
-                socket.getaddrinfo, host, port, family, type, proto, flags
-            )
-        self.lookups += 1
-        address = self.public if self.lookups == 1 else "127.0.0.1"
-        return [(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (address, port))]
-
-    async def getnameinfo(self, sockaddr: tuple[str, int], flags: int) -> tuple[str, str]:
-        raise NotImplementedError  # never asked here
-
-
 async def test_a_name_that_rebinds_to_loopback_between_lookups_is_never_called(
     hook: Webhook, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -478,7 +448,7 @@ async def test_a_name_that_rebinds_to_loopback_between_lookups_is_never_called(
     the first try goes to the public address (where nobody answers here), the next finds
     loopback and is refused.  The webhook on 127.0.0.1 is never called; checking first and
     letting the HTTP client look the name up again would have called it."""
-    rebinding = Rebinding("hooks.rebind.test", public="1.2.3.4")
+    rebinding = NameServer("hooks.rebind.test", "1.2.3.4", "127.0.0.1")
     trio.socket.set_custom_hostname_resolver(rebinding)
     store = MemoryTaskStore()
     public_only = PushSettings(retry_wait=0.01, timeout=0.5, attempts=3)

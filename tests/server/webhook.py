@@ -3,6 +3,8 @@ that keeps every POST it gets and answers with the statuses a test sets."""
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -10,6 +12,7 @@ from typing import Any
 import attrs
 import orjson
 import trio
+import trustme
 from hypercorn.config import Config
 from hypercorn.trio import serve
 
@@ -86,15 +89,22 @@ class Webhook:
 
 
 @asynccontextmanager
-async def webhook_server() -> AsyncIterator[Webhook]:
-    """A :class:`Webhook` served on a free port of 127.0.0.1 for the block's lifetime."""
+async def webhook_server(
+    tls: trustme.LeafCert | None = None, *, host: str = "127.0.0.1"
+) -> AsyncIterator[Webhook]:
+    """A :class:`Webhook` served on a free port of 127.0.0.1 for the block's lifetime; over
+    HTTPS with ``tls``'s certificate, its URL naming ``host``."""
     hook = Webhook()
     config = Config()
     config.bind = ["127.0.0.1:0"]
     config.accesslog = None
     config.errorlog = None
-    async with trio.open_nursery() as nursery:
-        binds = await nursery.start(serve, hook.app, config)
-        hook.url = binds[0] + "/hook"
-        yield hook
-        nursery.cancel_scope.cancel()
+    with tempfile.TemporaryDirectory() as keys:
+        if tls is not None:
+            config.certfile = config.keyfile = os.path.join(keys, "webhook.pem")
+            tls.private_key_and_cert_chain_pem.write_to_path(config.certfile)
+        async with trio.open_nursery() as nursery:
+            binds = await nursery.start(serve, hook.app, config)
+            hook.url = binds[0].replace("127.0.0.1", host, 1) + "/hook"
+            yield hook
+            nursery.cancel_scope.cancel()
