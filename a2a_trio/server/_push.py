@@ -16,7 +16,9 @@ holding the task's push claim in the store, which it renews every third of the r
 ``recovery_lease`` and gives up when the task needs no more.  Each such tick also claims the
 tasks whose deliveries lag and whose claim ran out (a replica crashed or stopped: its tasks,
 finished ones included, and those it followed on another replica), and a server alone on its
-store takes every claim there is.  A claimed task is watched from its first unsent event, or,
+store takes every claim there is.  A sender that stops gives up the claims of the deliveries
+it cut, so a live replica takes them at its next tick, not a lease later.  A claimed task is
+watched from its first unsent event, or,
 when it finished or waits for input, sent its unsent events from the store once: what a crash,
 or a shutdown's grace running out, left stored but not sent goes out (at least once: a webhook
 may get an event twice, never none).
@@ -55,6 +57,8 @@ STORE_RETRY: Final = 5.0
 """Seconds a watcher waits before reading a task store that was unavailable again."""
 SETTLE: Final = 0.05
 """How long :meth:`PushSender.drain` lets woken watchers start before it looks."""
+RELEASE_AT_STOP: Final = 2.0
+"""Seconds a stopping sender gives the store to take its claims back (else they lapse)."""
 CLAIM_ALONE: Final = 60.0
 """Seconds a server alone on its store (no ``recovery_lease``) claims a task's deliveries for,
 unrenewed: nobody else delivers there, and the next process takes every claim at once."""
@@ -81,6 +85,9 @@ class PushSender:
         self._client: WebhookClient | None = None
         self._delivered: dict[TaskKey, trio.CancelScope] = {}
         """The tasks this sender delivers for, each with its delivery's cancel scope."""
+        self._unreleased: set[TaskKey] = set()
+        """The tasks whose claims this sender's deliveries hold and have not given up: a stop
+        that cuts a delivery, or its release of the claim, gives them up at its end."""
         self._claim_passes: list[set[TaskKey]] = []
         """The claim passes under way, each with the deliveries that ended since it began."""
         self._delivering = 0
@@ -102,23 +109,39 @@ class PushSender:
         is watched again when its answer comes (:meth:`watch_again`), not meanwhile: a task no
         job runs here is followed by polling the store, and it may wait for days.  With a
         ``recovery_lease``, this sender's claims are renewed, and lagging tasks nobody
-        delivers claimed, every third of it (:meth:`_keep_claims`)."""
+        delivers claimed, every third of it (:meth:`_keep_claims`).  The claims of the
+        deliveries a stop cuts are given up (:meth:`_give_up_claims`)."""
         tls = await trusted_context()
-        async with (
-            WebhookClient(self.settings, self._failures, tls) as client,
-            trio.open_nursery() as nursery,
-        ):
-            self._client = client
-            self._nursery = nursery
-            if resume:
-                await self._resume_watching()
-            if self._lease is not None:
-                nursery.start_soon(self._keep_claims, self._lease, name="a2a push: claims")
-            task_status.started()
-            try:
-                await trio.sleep_forever()
-            finally:
-                self._nursery = None
+        try:
+            async with (
+                WebhookClient(self.settings, self._failures, tls) as client,
+                trio.open_nursery() as nursery,
+            ):
+                self._client = client
+                self._nursery = nursery
+                if resume:
+                    await self._resume_watching()
+                if self._lease is not None:
+                    nursery.start_soon(self._keep_claims, self._lease, name="a2a push: claims")
+                task_status.started()
+                try:
+                    await trio.sleep_forever()
+                finally:
+                    self._nursery = None
+        finally:
+            await self._give_up_claims()
+
+    async def _give_up_claims(self) -> None:
+        """At the sender's stop, give up the claims its deliveries still hold, so that a live
+        replica takes them at its next tick rather than once they lapse, a lease later (and a
+        restart within a lease: the next process is another claimant).  Shielded, briefly: a
+        store that does not answer leaves them to lapse."""
+        if not self._unreleased:
+            return
+        with trio.move_on_after(RELEASE_AT_STOP, shield=True):
+            with contextlib.suppress(StoreUnavailableError):
+                await self.runtime.store.release_push_claims(self.claimant, self._unreleased)
+                self._unreleased.clear()
 
     async def check(self, config: m.TaskPushNotificationConfig, *, under: str) -> None:
         """Refuse a config this server could not deliver to: its URL not one it may POST to
@@ -274,7 +297,8 @@ class PushSender:
         self, key: TaskKey, deliver: Delivery, after: int, cancel_scope: trio.CancelScope
     ) -> None:
         """``deliver`` the task's events after ``after``, then give up its claim (unless
-        cancelled: it lapses by itself)."""
+        another sender took it); one the sender's stop cuts is given up at the stop's end."""
+        self._unreleased.add(key)
         try:
             with cancel_scope:
                 await deliver(key, after)
@@ -286,6 +310,8 @@ class PushSender:
         if not cancel_scope.cancelled_caught:
             with contextlib.suppress(StoreUnavailableError):  # else it lapses after a lease
                 await self.runtime.store.release_push_claims(self.claimant, [key])
+        if key not in self._delivered:  # (else a new delivery of the task holds the claim)
+            self._unreleased.discard(key)
 
     async def _claim_and_watch(self, key: TaskKey, after: int) -> None:
         """:meth:`_watch`, once this sender holds the task's claim; nothing if another does."""

@@ -47,6 +47,7 @@ QUIET = RuntimeConfig(stall_warning=None)
 LEASE = 0.3
 LEASED = RuntimeConfig(stall_warning=None, recovery_lease=LEASE)
 """A replica's: its sender renews its push claims, and claims lagging tasks, every 0.1 s."""
+LEASED_A_MINUTE = RuntimeConfig(stall_warning=None, recovery_lease=60)
 
 
 class PushCallsFail(MemoryTaskStore):
@@ -77,6 +78,10 @@ class PushCallsFail(MemoryTaskStore):
     async def claim_push_backlog(self, *args: Any, **kwargs: Any) -> Any:
         self._maybe_refuse("claim_push_backlog")
         return await super().claim_push_backlog(*args, **kwargs)
+
+    async def release_push_claims(self, *args: Any, **kwargs: Any) -> None:
+        self._maybe_refuse("release_push_claims")
+        await super().release_push_claims(*args, **kwargs)
 
 
 async def started(
@@ -271,6 +276,28 @@ async def test_a_watcher_whose_claim_another_sender_took_stops(
         " or the task is gone"
     ]
     assert await store.claim_push_backlog("next", until=later) == ()  # still the other's
+
+
+@pytest.mark.parametrize("answers", [True, False], ids=["the store answers", "the store is down"])
+async def test_a_sender_that_stops_gives_up_the_claims_of_the_deliveries_it_cut(
+    hook: Webhook, answers: bool
+) -> None:
+    """A watcher of a running task is cut by its sender's stop: the task's claim is given up,
+    for the next sender to take at once rather than a lease (here a minute) later.  A store
+    that does not answer then leaves the claim to lapse, and the stop goes on."""
+    store = PushCallsFail()
+    if not answers:
+        store.failing.add("release_push_claims")
+    gate = f"push-stopped {m.new_id()}"
+    async with trio.open_nursery() as nursery:
+        runtime, sender = await started(nursery, store, config=LEASED_A_MINUTE)
+        task_id = await watched_task(runtime, sender, gate, hook.url)
+        await hook.wait_for(lambda got: len(got) == 1)  # the task as it started: claimed
+        nursery.cancel_scope.cancel()
+    key = (ANONYMOUS, task_id)
+    later = m.utcnow() + timedelta(minutes=1)
+    assert (await store.claim_push_deliveries("next", [key], until=later) == {key}) is answers
+    assert store.refused.is_set() is not answers
 
 
 async def test_claims_the_store_refuses_wait_and_the_deliveries_go_on(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import timedelta
 from functools import partial
 from pathlib import Path
 
@@ -55,6 +56,20 @@ async def at_its_gate(store_url: str, task_id: str) -> int:
                 await trio.sleep(0.01)
 
 
+async def marked_sent(store_url: str, task_id: str) -> None:
+    """Once each of the task's webhooks is marked sent its last logged event.  The mark
+    follows the POST: a replica stopped between the two leaves the event to be sent again,
+    so a test that stops its replicas waits for this first."""
+    async with open_store(store_url) as store:
+        with trio.fail_after(5):
+            while True:
+                last = await store.last_event_seq(ANONYMOUS, task_id)
+                targets = await store.list_push_targets(ANONYMOUS, task_id)
+                if all(target.delivered_through >= last for target in targets):
+                    return
+                await trio.sleep(0.02)
+
+
 async def check_sent_after(
     hook: Webhook, store_url: str, path: str, task_id: str, after: int
 ) -> None:
@@ -62,9 +77,7 @@ async def check_sent_after(
     each once, in order, and nothing is left unsent."""
     async with open_store(store_url) as store:
         logged = await store.load_events(ANONYMOUS, task_id, after_seq=after)
-        with trio.fail_after(5):  # the last event's mark follows its POST
-            while await lagging(store):  # noqa: ASYNC110 (the store, polled)
-                await trio.sleep(0.02)
+        assert await lagging(store) == ()
     sent = [d.body for d in hook.received if d.path == path]
     assert sent == [V1.encode_stream_response(event) for _seq, event in logged]
     assert logged and sent[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
@@ -133,35 +146,53 @@ async def test_a_crashed_replicas_finished_task_is_sent_by_a_live_replica(
         await nursery.start(partial(serve, agent, port=0, store=store_url, config=REPLICA))
         task_id = await crashed_replica(hook, store_url, "a2a_trio.demo:agent", send)
         await hook.wait_for_state("TASK_STATE_COMPLETED")
+        await marked_sent(store_url, task_id)
         nursery.cancel_scope.cancel()
     await check_sent_as_logged(hook, store_url, {task_id: "/hook"})
     async with open_store(store_url) as store:
         assert await lagging(store) == ()
 
 
+async def someone_holds_the_claim(store_url: str, task_id: str) -> bool:
+    """Whether a sender holds the task's push claim now: a probe's claim, lapsed as soon as
+    it is made, is refused (it takes nothing from a sender claiming the task next)."""
+    async with open_store(store_url) as store:
+        lapsed = m.utcnow() - timedelta(seconds=1)
+        key = (ANONYMOUS, task_id)
+        return key not in await store.claim_push_deliveries("probe", [key], until=lapsed)
+
+
 async def test_a_stopped_replicas_followed_task_is_sent_by_the_replica_running_it(
     hook: Webhook, store_url: str
 ) -> None:
-    """Replica A accepts a config for a task replica B runs, and follows it through the store;
-    then A stops.  A's claim lapses, and B, whose job goes on, takes the task's deliveries
-    over: the webhook gets every event after the config's creation, each once, in order."""
+    """Replica A accepts a config for a task replica B runs, follows it through the store and
+    holds the task's push claim; then A stops, and gives the claim up.  B, whose job goes on,
+    takes the task's deliveries over at its next tick, not once the claim would have lapsed (a
+    lease, 9 s, later): the webhook gets every event after the config's creation, each once,
+    in order."""
     gate = f"push-followed {m.new_id()}"  # the gates outlive a test
+    config = attrs.evolve(REPLICA, runtime=attrs.evolve(REPLICA.runtime, recovery_lease=9.0))
     async with trio.open_nursery() as nursery:
-        base_b = await nursery.start(partial(serve, agent, port=0, store=store_url, config=REPLICA))
+        base_b = await nursery.start(partial(serve, agent, port=0, store=store_url, config=config))
         async with httpx.AsyncClient(base_url=base_b, headers=V1_HEADERS) as http:
             task_id = await start(http, gate, "gated")
         after = await at_its_gate(store_url, task_id)
         async with trio.open_nursery() as replica_a:
             stop_a = trio.Event()
-            serving_a = partial(serve, agent, port=0, store=store_url, config=REPLICA)
+            serving_a = partial(serve, agent, port=0, store=store_url, config=config)
             base_a = await replica_a.start(partial(serving_a, shutdown_trigger=stop_a.wait))
             async with httpx.AsyncClient(base_url=base_a, headers=V1_HEADERS) as http:
                 params = {"taskId": task_id, "url": hook.url}
                 created = await call(http, "CreateTaskPushNotificationConfig", params)
                 assert created["result"]["taskId"] == task_id
+            with trio.fail_after(10):  # A's watcher claims the task
+                while not await someone_holds_the_claim(store_url, task_id):  # noqa: ASYNC110
+                    await trio.sleep(0.01)
             stop_a.set()
+        assert not await someone_holds_the_claim(store_url, task_id)
         open_gate(gate)
         await hook.wait_for_state("TASK_STATE_COMPLETED")
+        await marked_sent(store_url, task_id)
         nursery.cancel_scope.cancel()
     await check_sent_after(hook, store_url, "/hook", task_id, after)
 
@@ -189,6 +220,7 @@ async def test_a_config_created_at_another_replica_is_not_sent_twice(
         await hook.wait_for_state("TASK_STATE_COMPLETED", path="/hook/a")
         await hook.wait_for_state("TASK_STATE_COMPLETED", path="/hook/b")
         await trio.sleep(0.5)  # time for a second POST of any event, if one came
+        await marked_sent(store_url, task_id)
         nursery.cancel_scope.cancel()
     await check_sent_after(hook, store_url, "/hook/b", task_id, 0)
     await check_sent_after(hook, store_url, "/hook/a", task_id, after)
