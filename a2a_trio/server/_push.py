@@ -18,10 +18,9 @@ tasks whose deliveries lag and whose claim ran out (a replica crashed or stopped
 finished ones included, and those it followed on another replica), and a server alone on its
 store takes every claim there is.  A sender that stops gives up the claims of the deliveries
 it cut, so a live replica takes them at its next tick, not a lease later.  A claimed task is
-watched from its first unsent event, or,
-when it finished or waits for input, sent its unsent events from the store once: what a crash,
-or a shutdown's grace running out, left stored but not sent goes out (at least once: a webhook
-may get an event twice, never none).
+watched from its first unsent event, or, when it finished or waits for input, sent its unsent
+events from the store once: what a crash, or a shutdown's grace running out, left stored but
+not sent goes out (at least once: a webhook may get an event twice, never none).
 """
 
 from __future__ import annotations

@@ -249,7 +249,10 @@ class WebhookClient:
                 refusal = tls_refusal(exc)
                 if isinstance(refusal, ssl.SSLCertVerificationError):
                     return tls_failure(refusal)  # the next try would get the same certificate
-                problem = tls_failure(refusal) if refusal else f"{type(exc).__name__}: {exc}"
+                if refusal is None:
+                    problem = f"{type(exc).__name__}: {exc}"
+                else:
+                    problem = tls_failure(refusal)
                 continue
             if 200 <= status < 300:
                 return ""
