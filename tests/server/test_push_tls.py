@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -45,22 +45,19 @@ def ca_file(ca: trustme.CA, tmp_path: Path) -> str:
     return str(path)
 
 
-@pytest.fixture
-async def pushing(nursery: trio.Nursery) -> AsyncIterator[httpx.AsyncClient]:
-    """A client of a server with push notifications on, trying a webhook again only after
-    30 s (private webhooks allowed); started by the test, after its ``SSL_CERT_FILE``."""
-    config = ServerConfig(runtime=RuntimeConfig(poll_interval=0.01), push=RETRY_LATER)
-    base = await nursery.start(partial(serve, agent, port=0, config=config))
-    async with httpx.AsyncClient(base_url=base, headers=V1_HEADERS, timeout=10) as client:
-        yield client
+async def serving(nursery: trio.Nursery, push: PushSettings) -> str:
+    """The base URL of a server pushing as ``push`` says, started now: after the test has set
+    its ``SSL_CERT_FILE``, which the server reads as it starts."""
+    config = ServerConfig(runtime=RuntimeConfig(poll_interval=0.01), push=push)
+    url: str = await nursery.start(partial(serve, agent, port=0, config=config))
+    return url
 
 
 async def test_an_https_webhook_whose_private_ca_is_trusted_gets_every_event(
     nursery: trio.Nursery, ca: trustme.CA, ca_file: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SSL_CERT_FILE", ca_file)
-    config = ServerConfig(push=RETRY_LATER)
-    base = await nursery.start(partial(serve, agent, port=0, config=config))
+    base = await serving(nursery, RETRY_LATER)
     async with (
         webhook_server(ca.issue_cert("localhost"), host="localhost") as hook,
         httpx.AsyncClient(base_url=base, headers=V1_HEADERS, timeout=10) as http,
@@ -107,8 +104,7 @@ async def test_a_webhook_certificate_that_does_not_verify_is_logged_after_one_tr
     else:
         monkeypatch.delenv("SSL_CERT_FILE", raising=False)
         monkeypatch.delenv("SSL_CERT_DIR", raising=False)
-    config = ServerConfig(push=RETRY_LATER)
-    base = await nursery.start(partial(serve, agent, port=0, config=config))
+    base = await serving(nursery, RETRY_LATER)
     with caplog.at_level(logging.WARNING, logger="a2a_trio.push"):
         async with (
             webhook_server(ca.issue_cert(name), host="localhost") as hook,
@@ -121,6 +117,54 @@ async def test_a_webhook_certificate_that_does_not_verify_is_logged_after_one_tr
         f" failed: [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: {said}"
     )
     assert hook.attempts == 0
+
+
+class Counted(logging.Handler):
+    """Each line logged, with how many connections ``count()`` said were made by then."""
+
+    def __init__(self, count: Callable[[], int]) -> None:
+        super().__init__()
+        self.count = count
+        self.lines: list[tuple[str, int]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append((record.getMessage(), self.count()))
+
+
+async def test_an_https_url_to_a_plain_http_webhook_is_tried_again_and_said(
+    nursery: trio.Nursery,
+) -> None:
+    """A handshake that fails for another reason than the certificate is tried again, as a
+    network error is (it may not happen next time), and the line says what it looks like."""
+    connections = 0
+
+    async def plain_http(stream: trio.SocketStream) -> None:
+        nonlocal connections
+        connections += 1
+        await stream.send_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")
+        await stream.aclose()
+
+    listeners = await nursery.start(partial(trio.serve_tcp, plain_http, 0, host="127.0.0.1"))
+    url = f"https://127.0.0.1:{listeners[0].socket.getsockname()[1]}/hook"
+    push = PushSettings(retry_wait=0.05, timeout=2, allow_private_networks=True)
+    base = await serving(nursery, push)
+    counted = Counted(lambda: connections)
+    logger = logging.getLogger("a2a_trio.push")
+    logger.addHandler(counted)
+    try:
+        async with httpx.AsyncClient(base_url=base, headers=V1_HEADERS, timeout=10) as http:
+            task_id = await start(http, "1", "many", taskPushNotificationConfig={"url": url})
+            with trio.fail_after(10):
+                while not counted.lines:  # noqa: ASYNC110 (a log handler, polled)
+                    await trio.sleep(0.02)
+    finally:
+        logger.removeHandler(counted)
+    # logged as the first event's last try failed: the next event had not begun
+    assert counted.lines[0] == (
+        f"push notification for task {task_id} not delivered to {url}: TLS handshake failed:"
+        " [SSL: WRONG_VERSION_NUMBER] wrong version number (is it a plain http:// server?)",
+        push.attempts,
+    )
 
 
 async def _first_failure(caplog: pytest.LogCaptureFixture) -> str:
