@@ -17,6 +17,7 @@ from typing import Final
 import httpx
 import trio
 
+from ._causes import causes
 from .errors import TrustStoreError
 
 PRIVATE_CA_HINT: Final = "if its CA is a private one, set SSL_CERT_FILE to a PEM file holding it"
@@ -54,14 +55,7 @@ def _load() -> ssl.SSLContext:
 def tls_refusal(error: BaseException) -> ssl.SSLError | None:
     """The TLS error behind ``error``, if a TLS handshake is why it failed (httpx and
     httpcore raise a bare ``ConnectError`` over it, several causes down)."""
-    seen: set[int] = set()
-    cause: BaseException | None = error
-    while cause is not None and id(cause) not in seen:
-        seen.add(id(cause))
-        if isinstance(cause, ssl.SSLError):
-            return cause
-        cause = cause.__cause__ or cause.__context__
-    return None
+    return next((cause for cause in causes(error) if isinstance(cause, ssl.SSLError)), None)
 
 
 def tls_failure(error: ssl.SSLError) -> str:

@@ -27,6 +27,7 @@ import attrs
 import httpx
 import trio
 
+from .._causes import causes
 from ._bindings import Binding, HttpCall, Op
 from ._errors import InvalidResponseError, TransportError
 from ._options import Limits, Timeouts
@@ -257,27 +258,12 @@ def connect_failure(error: BaseException) -> str:
     httpx words a refused connection as "all attempts to connect ... failed" (the refusal is in
     an exception group down the cause chain) and an unknown host as a bare resolver error.
     """
-    for cause in _causes(error):
+    for cause in causes(error):
         if isinstance(cause, ConnectionRefusedError):
             return "connection refused: nothing is listening there (is the agent running?)"
         if isinstance(cause, socket.gaierror):
             return f"the host name does not resolve ({cause.strerror or cause})"
     return ""
-
-
-def _causes(error: BaseException) -> Iterator[BaseException]:
-    """``error``'s causes and contexts, the members of exception groups among them included."""
-    pending = [error]
-    seen: set[int] = set()
-    while pending:
-        current = pending.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        yield current
-        if isinstance(current, BaseExceptionGroup):
-            pending.extend(current.exceptions)
-        pending.extend(c for c in (current.__cause__, current.__context__) if c is not None)
 
 
 class Transport:
