@@ -4,7 +4,8 @@ The client's HTTP clients and the push sender's webhook connections verify serve
 httpx's defaults: certifi's bundle, or the PEM file ``SSL_CERT_FILE`` names, or the directory
 ``SSL_CERT_DIR`` names (how a private CA is trusted).  Loading a bundle takes tens of
 milliseconds of CPU, more on a loaded machine, with the whole trio run standing still, so it
-is loaded in a worker thread.
+is loaded in a worker thread, once per process for what those variables say, and shared: a
+context is safe to share.
 """
 
 from __future__ import annotations
@@ -26,14 +27,23 @@ UNKNOWN_ISSUER: Final = frozenset({18, 19, 20})
 among the trusted CAs: what a certificate from a private CA gets."""
 
 
+_loaded: dict[tuple[str | None, str | None], ssl.SSLContext] = {}
+"""The contexts loaded so far, by the ``SSL_CERT_FILE`` and ``SSL_CERT_DIR`` they were loaded
+for."""
+
+
 async def trusted_context() -> ssl.SSLContext:
     """A TLS context verifying servers against the CAs the environment names (see the module
-    docstring), read now, in a worker thread.
+    docstring): loaded in a worker thread the first time the environment names them.
 
     Raises:
         TrustStoreError: ``SSL_CERT_FILE`` names no readable file of CA certificates.
     """
-    return await trio.to_thread.run_sync(_load)
+    named = (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+    context = _loaded.get(named)
+    if context is None:
+        context = _loaded[named] = await trio.to_thread.run_sync(_load)
+    return context
 
 
 def _load() -> ssl.SSLContext:

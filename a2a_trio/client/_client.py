@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ssl
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -402,33 +401,14 @@ need: each open stream holds one, and httpx's default cap of 100 made the call a
 hundredth stream wait for one to end."""
 
 
-class _SharedTLS:
-    """The TLS settings of every HTTP client a :class:`Client` makes for itself.
-
-    httpx builds a TLS context for each client it makes, loading its CA bundle: about 30 ms
-    of CPU on a quiet machine, 200 ms on a loaded one, during which the whole trio run
-    stands still (every stream and timer of a server whose agent opens clients to call
-    others).  It is built once, in a worker thread (:func:`trusted_context`), and shared: a
-    context is safe to share, and the environment it reads (``SSL_CERT_FILE``,
-    ``SSL_CERT_DIR``) is read then."""
-
-    def __init__(self) -> None:
-        self._context: ssl.SSLContext | None = None
-
-    async def context(self) -> ssl.SSLContext:
-        if self._context is None:
-            self._context = await trusted_context()
-        return self._context
-
-
-_shared_tls: Final = _SharedTLS()
-
-
 @asynccontextmanager
 async def _http_client(http: httpx.AsyncClient | None) -> AsyncIterator[httpx.AsyncClient]:
     if http is not None:
         yield http
         return
-    tls = await _shared_tls.context()
+    # httpx would load a CA bundle for each client, with the trio run standing still: tens of
+    # milliseconds of CPU, hundreds on a loaded machine (every stream of a server whose agent
+    # calls others).  The clients share one context, loaded in a worker thread.
+    tls = await trusted_context()
     async with httpx.AsyncClient(limits=OWN_CLIENT_LIMITS, verify=tls) as client:
         yield client

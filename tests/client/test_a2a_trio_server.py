@@ -12,7 +12,7 @@ import httpx
 import pytest
 import trio
 
-from a2a_trio import Agent, ServerConfig, TaskContext, serve
+from a2a_trio import Agent, ServerConfig, TaskContext, _trust, serve
 from a2a_trio import model as m
 from a2a_trio.client import (
     HTTP_JSON,
@@ -22,7 +22,6 @@ from a2a_trio.client import (
     Reconnect,
     Timeouts,
     TransportError,
-    _client,
     open_client,
 )
 from a2a_trio.errors import (
@@ -293,7 +292,7 @@ async def test_clients_share_one_tls_context_built_off_the_event_loop(
     made for itself: tens to hundreds of milliseconds with the trio run standing still, each
     time an agent opened a client to call another.  Now one context is built, in a worker
     thread, and shared."""
-    monkeypatch.setattr(_client, "_shared_tls", _client._SharedTLS())
+    monkeypatch.setattr(_trust, "_loaded", {})
     built_in: list[threading.Thread] = []
     create = ssl.create_default_context
 
