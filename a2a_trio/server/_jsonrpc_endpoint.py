@@ -337,35 +337,34 @@ async def _send_json(
 
 
 async def _send_stream(receive: Receive, send: Send, reply: StreamReply, keepalive: float) -> None:
-    """Run one event stream in its own nursery: the pump sending events as they come and, once
-    the stream has to wait for one, a watcher that sends keepalive comments while it is idle and
-    cancels the nursery when the client disconnects.  The task's job runs elsewhere (the
+    """Send one event stream: its events as they come, the last of them with the end of the
+    body.  Once the stream has to wait for an event, it gets its own nursery: the pump, and a
+    watcher that sends keepalive comments while it is idle and cancels that nursery when the
+    client disconnects.  A stream whose events are all there already (a quick task's) never
+    waits, so it needs no nursery, watcher or timer.  The task's job runs elsewhere (the
     runtime's nursery) and is not affected.  An unexpected failure ends the stream with the
     internal error as its last event, after the events already rendered (``stream_boundary``)."""
-    stream = reply.stream
     writer = _Writer(send)
-    finished = watching = False
     try:
         await send({"type": "http.response.start", "status": 200, "headers": RAW_STREAM_HEADERS})
-        async with trio.open_nursery() as nursery:
-
-            def watch() -> None:
-                nonlocal watching
-                watching = True
+        ended = False
+        with stream_boundary() as outcome:
+            ended = await _pump(writer, reply, wait=False)
+        if not (ended or outcome.failed):
+            finished = False
+            async with trio.open_nursery() as nursery:
                 nursery.start_soon(_watch, receive, writer, keepalive, nursery.cancel_scope)
-
-            with stream_boundary() as outcome:
-                await _pump(writer, reply, watch)
-            if outcome.failed:
-                writer.add(reply.failure_event())
-                await writer.flush()
-            finished = True
-            if watching:  # (a stream that never waited has no watcher to stop)
-                nursery.cancel_scope.cancel()
-        if finished:
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+                with stream_boundary() as outcome:
+                    await _pump(writer, reply, wait=True)
+                finished = True
+                nursery.cancel_scope.cancel()  # the watcher
+            if not finished:  # the client is gone
+                return
+        if outcome.failed:
+            writer.add(reply.failure_event())
+        await writer.finish()
     finally:
-        stream.close()
+        reply.stream.close()
 
 
 class _Writer:
@@ -384,44 +383,44 @@ class _Writer:
         self._pending += frame
 
     async def flush(self) -> None:
-        chunk = bytes(self._pending)
-        self._pending.clear()
-        await self.write(chunk)
+        await self.write(self._take())
+
+    async def finish(self) -> None:
+        """Send what is pending with the end of the body, in one message."""
+        await self._send({"type": "http.response.body", "body": self._take(), "more_body": False})
 
     async def write(self, chunk: bytes) -> None:
         self.last_sent = trio.current_time()
         await self._send({"type": "http.response.body", "body": chunk, "more_body": True})
 
+    def _take(self) -> bytes:
+        chunk = bytes(self._pending)
+        self._pending.clear()
+        return chunk
 
-async def _pump(writer: _Writer, reply: StreamReply, watch: Callable[[], None]) -> None:
+
+async def _pump(writer: _Writer, reply: StreamReply, *, wait: bool) -> bool:
     """Send events as they come, what is already queued in one body chunk (up to ``BURST``
-    events), so a burst costs one send, not one per event.  No timer per event: the keepalive
-    lives in :func:`_watch`, started by ``watch()`` the first time the stream has to wait (a
-    stream whose events are all there at once, like a quick task's, never needs one)."""
+    events), so a burst costs one send, not one per event.  True once the stream has ended:
+    its last frames are left in ``writer``, to go out with the end of the body.  Without
+    ``wait``, False once it would have to wait for an event, everything taken sent."""
     stream = reply.stream
-    watching = False
-    while True:
-        try:
-            entry = stream.receive_nowait()
-            if entry is None:
-                if not watching:
-                    watch()
-                    watching = True
-                entry = await stream.receive()
-        except (trio.EndOfChannel, SubscriberOverflow):
-            return
-        writer.add(_frame(reply, entry))
-        ended = False
-        try:
-            for _ in range(BURST - 1):
-                if (queued := stream.receive_nowait()) is None:
-                    break
-                writer.add(_frame(reply, queued))
-        except (trio.EndOfChannel, SubscriberOverflow):
-            ended = True
-        await writer.flush()
-        if ended:
-            return
+    taken = 0  # frames in the writer, not sent yet
+    try:
+        while True:
+            while taken < BURST and (entry := stream.receive_nowait()) is not None:
+                writer.add(_frame(reply, entry))
+                taken += 1
+            if taken:  # sent, then looked at again: more may have come meanwhile
+                await writer.flush()
+                taken = 0
+                continue
+            if not wait:
+                return False
+            writer.add(_frame(reply, await stream.receive()))
+            taken = 1
+    except (trio.EndOfChannel, SubscriberOverflow):
+        return True
 
 
 def _frame(reply: StreamReply, entry: LogEntry) -> bytes:

@@ -45,6 +45,9 @@ class ServerOptions:
     """Prepended to ``PYTHONPATH`` (to run a2a_trio from a snapshot, not the working tree)."""
     env: tuple[tuple[str, str], ...] = ()
     """Extra environment variables for the server process (profiling tools use them)."""
+    wrapper: str = ""
+    """A script in ``servers/`` that runs the server script given as its first argument
+    (``counted.py`` counts the Python calls it makes)."""
 
 
 @attrs.frozen
@@ -97,8 +100,10 @@ async def open_server(name: str, options: ServerOptions, *, pinned: bool) -> Asy
     LOG_DIR.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="a2a-bench-") as tmp:
         port_file = Path(tmp) / "port"
+        wrapper = [str(SERVERS_DIR / options.wrapper)] if options.wrapper else []
         argv: Sequence[str] = [
             sys.executable,
+            *wrapper,
             str(SERVERS_DIR / SCRIPTS[name]),
             "--port-file",
             str(port_file),

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import callcount
 import followers
 import leases
 import purge
@@ -179,3 +180,29 @@ async def test_purge_script_times_only_the_purges_own_writes(tmp_path: Path) -> 
 async def test_sendcost_script_drives_sends_and_streams_through_the_app() -> None:
     for kind in ("send", "stream"):
         await sendcost.run(kind, 3, tune_gc=False)  # raises unless each one completed
+
+
+def test_callcount_names_the_package_of_generated_code() -> None:
+    assert callcount.package_of("<attrs generated methods trio._core._run.CancelScope>") == "trio"
+    assert callcount.package_of("<cattrs generated structure a2a_trio.model._core.Message>") == (
+        "a2a_trio"
+    )
+    assert callcount.package_of("/x/lib/python3.13/site-packages/h11/_util.py") == "h11"
+    assert callcount.package_of("/x/lib/python3.13/contextlib.py") == "stdlib"
+    assert callcount.package_of("<frozen abc>") == "stdlib"
+
+
+async def test_callcount_counts_calls_per_request_on_both_servers() -> None:
+    results = await callcount.measure(("send", "stream"), 32)
+    assert [(r.server, r.load) for r in results] == [
+        (OURS, "send"),
+        (OURS, "stream"),
+        ("asgi floor", "send"),
+        ("asgi floor", "stream"),
+    ]
+    for result in results:
+        packages = result.by_package()
+        assert result.requests == 32
+        assert packages["h11"] > 0 and packages["trio"] > 0 and result.resumes > 0
+        assert (packages.get("a2a_trio", 0) > 0) == (result.server == OURS)
+    assert any("a2a_trio makes" in line for line in callcount.report(results, 5))

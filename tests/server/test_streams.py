@@ -230,3 +230,50 @@ async def test_a_long_replay_goes_out_in_chunks_of_at_most_a_burst(
     assert len(events) == 302  # the task, 300 chunks, COMPLETED
     assert max(per_chunk) <= BURST
     assert sum(per_chunk) == 301
+
+
+class _Spawned(trio.abc.Instrument):
+    """The names of the trio tasks spawned while it is installed."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def task_spawned(self, task: trio.lowlevel.Task) -> None:
+        self.names.append(task.name)
+
+    def watchers(self) -> int:
+        return sum(name.endswith("_jsonrpc_endpoint._watch") for name in self.names)
+
+
+async def test_only_a_stream_that_waits_for_an_event_gets_a_watcher(
+    http: httpx.AsyncClient, nursery: trio.Nursery
+) -> None:
+    """A quick task's stream finds every event there when it starts, so it is sent without a
+    nursery, keepalive timer or disconnect watcher; a stream that has to wait gets them."""
+    spawned = _Spawned()
+    trio.lowlevel.add_instrument(spawned)
+    try:
+        quick = rpc("SendStreamingMessage", {"message": user_message("x")})
+        async with http.stream("POST", "/", json=quick) as response:
+            quick_events = await read_events(response)
+        quick_watchers = spawned.watchers()
+
+        async def open_later() -> None:
+            await trio.sleep(0.3)  # the stream has sent the task and its progress by then
+            agents.open_gate("watched")
+
+        nursery.start_soon(open_later)
+        waiting = rpc("SendStreamingMessage", {"message": user_message("watched", skill="gated")})
+        async with http.stream("POST", "/", json=waiting) as response:
+            waited_events = await read_events(response)
+    finally:
+        trio.lowlevel.remove_instrument(spawned)
+    assert [kind(result) for _, result in quick_events] == [
+        "task",
+        "artifactUpdate",
+        "statusUpdate",
+    ]
+    assert quick_watchers == 0
+    kinds = ["task", "statusUpdate", "artifactUpdate", "artifactUpdate", "statusUpdate"]
+    assert [kind(result) for _, result in waited_events] == kinds  # WORKING, "opened", COMPLETED
+    assert spawned.watchers() == 1
