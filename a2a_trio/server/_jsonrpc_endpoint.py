@@ -3,9 +3,9 @@
 Why not a Quart route: the endpoint is the hot path (every send, every stream), and measured
 under the same load Quart's request/response layer cost about a third of the server's CPU per
 request (docs/benchmarks.md).  Everything else (agent card, REST, legacy surfaces) stays on
-Quart.  Raw ASGI also gives each event stream the shape the architecture wants: its own small
-nursery holding the subscriber loop (with its keepalive timer) and a watcher of the client's
-disconnect, which cancels that nursery and nothing else.
+Quart.  Raw ASGI also gives each event stream the shape the architecture wants: once it waits
+for events, its own small nursery holding the subscriber loop and a watcher of the client's
+disconnect (and keepalive timer), which cancels that nursery and nothing else.
 
 :func:`answer` is the binding itself and knows nothing of ASGI: headers and body in, a JSON
 reply or an event stream out.
