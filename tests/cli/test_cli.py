@@ -1105,6 +1105,48 @@ def test_ctrl_c_while_the_command_starts_exits_130_without_a_traceback(loaded: s
     assert "".join(said).strip() == ""  # click's blank line after a ^C, at most
 
 
+# Runs the command's entry point; while it loads a2a_trio.client, a SIGINT arrives inside a
+# weakref callback, as one does when it lands in importlib's callback for a module lock.
+CTRL_C_IN_A_CALLBACK = """
+import os, signal, sys, weakref
+
+def spin():  # a Python call: the signal's Python handler runs on entering it
+    pass
+
+class Probe:
+    pass
+
+class InterruptWhileLoading:
+    def find_spec(self, name, path=None, target=None):
+        if name == "a2a_trio.client":
+            sys.meta_path.remove(self)
+            probe = Probe()
+            ref = weakref.ref(probe, lambda _: (os.kill(os.getpid(), signal.SIGINT), spin()))
+            del probe
+        return None
+
+sys.meta_path.insert(0, InterruptWhileLoading())
+sys.argv = ["a2a-trio", *sys.argv[1:]]
+from a2a_trio._cli import main
+sys.exit(main())
+"""
+
+
+def test_ctrl_c_where_python_ignores_exceptions_still_stops_the_loading_command() -> None:
+    """Python's own SIGINT handler raises where the interpreter is: inside a callback whose
+    exceptions Python prints as "Exception ignored" and drops, the Ctrl-C was lost and the
+    command ran on (here: to its timeout).  While the command loads, a Ctrl-C is only noted,
+    and acted on once it has loaded."""
+    with socket.socket() as silent:  # accepts connections (the backlog does), never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(1)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        command = [sys.executable, "-c", CTRL_C_IN_A_CALLBACK, "card", url, "--timeout", "5"]
+        done = subprocess.run(command, capture_output=True, text=True, env=ENV, timeout=60)
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.strip() == ""
+
+
 async def test_a_stream_broken_off_by_an_error_says_how_to_follow_the_task_on() -> None:
     """An error ending a stream before its task did: the one error line names the command
     that follows the task on from the last event shown.  A stream that broke off before any
