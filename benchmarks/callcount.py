@@ -14,10 +14,10 @@ and one Python call can cost ten times another.
 
 Each server runs under ``servers/counted.py`` (``sys.monitoring``), pinned as in ``run.py``.
 Sixteen keep-alive connections warm up, then counting starts, exactly ``--requests`` blocking
-``SendMessage`` requests (or ``SendStreamingMessage`` streams) of the echo agent go out over
-them, sixteen at a time, and counting stops once every answer is in; the counts are divided
-by the requests.  The a2a_trio server's only background work meanwhile, its stall watch,
-wakes four times a second.
+``SendMessage`` requests (or ``SendStreamingMessage`` streams; rounded down to a multiple of
+16) of the echo agent go out over them, sixteen at a time, and counting stops once every
+answer is in; the counts are divided by the requests.  The a2a_trio server's only background
+work meanwhile, its stall watch, wakes four times a second.
 """
 
 from __future__ import annotations
@@ -134,7 +134,8 @@ async def _run(conns: list[Connection], one: Request, each: int) -> None:
 
 
 async def count(server: Server, load: str, requests: int, counts_file: Path) -> Counted:
-    """Warm up, then count exactly ``requests`` requests of ``load`` on ``server``."""
+    """Warm up, then count ``requests`` requests of ``load`` on ``server``, exactly (rounded
+    down to a multiple of the ``CONCURRENCY`` connections, each making as many)."""
     one: Request = _send_one if load == "send" else _stream_one
     each = max(1, requests // CONCURRENCY)
     conns = [Connection(server.port) for _ in range(CONCURRENCY)]
