@@ -36,7 +36,8 @@ from pathlib import Path
 import attrs
 import trio
 from loadbench import payloads
-from loadbench.client import A2A_HEADERS, STREAM_HEADERS, Connection
+from loadbench.client import A2A_HEADERS, Connection
+from loadbench.load import answered, read_stream
 from loadbench.scenario import FLOOR, OURS, Settings, open_servers
 from loadbench.servers import Server, ServerOptions, pin_loadgen
 
@@ -76,10 +77,10 @@ def package_of(filename: str) -> str:
     (``<attrs generated methods trio._core._run.CancelScope>``) counts as the class's
     package: a trio cancel scope's ``__init__`` is trio's cost, not attrs'."""
     if filename.startswith("<"):
-        words = filename.strip("<>").split()
-        if "generated" in words:
-            return words[-1].partition(".")[0]
-        return "stdlib" if words[0] == "frozen" else "other"
+        generated_for = _generated_for(filename)
+        if generated_for is not None:
+            return generated_for.partition(".")[0]
+        return "stdlib" if filename.startswith("<frozen ") else "other"
     parts = Path(filename).parts
     if "site-packages" in parts:
         return parts[parts.index("site-packages") + 1].removesuffix(".py")
@@ -90,6 +91,13 @@ def package_of(filename: str) -> str:
     return "stdlib"
 
 
+def _generated_for(filename: str) -> str | None:
+    """The class (its dotted path) that attrs or cattrs generated the code named
+    ``filename`` for: ``<attrs generated methods trio._core._run.CancelScope>``."""
+    words = filename.strip("<>").split()
+    return words[-1] if filename.startswith("<") and "generated" in words else None
+
+
 def per_request(
     rows: Iterable[dict[str, object]], requests: int
 ) -> tuple[dict[tuple[str, str], float], float]:
@@ -98,8 +106,8 @@ def per_request(
     resumes = 0
     for row in rows:
         file, function = str(row["file"]), str(row["function"])
-        if file.startswith("<") and "generated" in file:  # attrs' or cattrs' code: the class
-            function = f"{file.strip('<>').split()[-1].rpartition('.')[2]}.{function}"
+        if (generated_for := _generated_for(file)) is not None:  # named by its class
+            function = f"{generated_for.rpartition('.')[2]}.{function}"
         starts[(package_of(file), function)] += int(str(row["starts"]))
         resumes += int(str(row["resumes"]))
     return {key: n / requests for key, n in starts.items() if n}, resumes / requests
@@ -107,15 +115,12 @@ def per_request(
 
 async def _send_one(conn: Connection) -> None:
     head, body = await conn.post("/", payloads.send_message(), A2A_HEADERS)
-    if head.status != 200 or b'"result"' not in body:
+    if not answered(head, body):
         raise RuntimeError(f"a send failed: {head.status} {body[:200]!r}")
 
 
 async def _stream_one(conn: Connection) -> None:
-    head = await conn.start_stream("/", payloads.send_streaming_message(), STREAM_HEADERS)
-    finished = False
-    while (events := await conn.events()) is not None:
-        finished = finished or any(payloads.is_terminal(event.data) for event in events)
+    head, _first, finished = await read_stream(conn, payloads.send_streaming_message())
     if head.status != 200 or not finished:
         raise RuntimeError(f"a stream failed: status {head.status}, ended={finished}")
 

@@ -16,6 +16,7 @@ import attrs
 import trio
 
 from loadbench.client import A2A_HEADERS, STREAM_HEADERS, Connection
+from loadbench.http1 import Head
 from loadbench.payloads import is_terminal
 from loadbench.stats import Latency
 
@@ -76,6 +77,25 @@ class Window:
         return self.start <= finished <= self.end
 
 
+def answered(head: Head, body: bytes) -> bool:
+    """Whether a blocking request got a JSON-RPC result (not an error, not another status)."""
+    return head.status == 200 and b'"result"' in body
+
+
+async def read_stream(conn: Connection, body: bytes) -> tuple[Head, float, bool]:
+    """Send a streaming request on ``conn`` and read its stream to the end: its head, when
+    (``time.perf_counter``) its first event came (0.0: none did), and whether a terminal event
+    came."""
+    first = 0.0
+    finished = False
+    head = await conn.start_stream("/", body, STREAM_HEADERS)
+    while (events := await conn.events()) is not None:
+        if events:
+            first = first or time.perf_counter()
+            finished = finished or any(is_terminal(event.data) for event in events)
+    return head, first, finished
+
+
 async def _request_worker(
     port: int, make_body: Callable[[], bytes], window: Window, result: LoadResult
 ) -> None:
@@ -84,7 +104,7 @@ async def _request_worker(
             began = time.perf_counter()
             head, body = await conn.post("/", make_body(), A2A_HEADERS)
             done = time.perf_counter()
-            if head.status != 200 or b'"result"' not in body:
+            if not answered(head, body):
                 result.errors += 1
                 result.error_sample = result.error_sample or body[:300].decode(errors="replace")
             elif window.counts(done):
@@ -97,13 +117,7 @@ async def _stream_worker(
     async with Connection(port) as conn:
         while time.perf_counter() < window.end:
             began = time.perf_counter()
-            first = 0.0
-            finished = False
-            head = await conn.start_stream("/", make_body(), STREAM_HEADERS)
-            while (events := await conn.events()) is not None:
-                if events:
-                    first = first or time.perf_counter()
-                    finished = finished or any(is_terminal(event.data) for event in events)
+            head, first, finished = await read_stream(conn, make_body())
             done = time.perf_counter()
             if head.status != 200 or not finished:
                 result.errors += 1
