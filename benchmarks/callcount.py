@@ -1,7 +1,9 @@
-"""Count the Python calls a whole server makes per request: a2a_trio next to the raw ASGI floor.
+"""Count the Python calls a whole server makes per request (or per fanned-out frame):
+a2a_trio next to the raw ASGI floor.
 
-    .venv/bin/python benchmarks/callcount.py                        # send and stream, 2,000 each
+    .venv/bin/python benchmarks/callcount.py                  # send, stream and fanout
     .venv/bin/python benchmarks/callcount.py --load stream --requests 5000 --top 30
+    .venv/bin/python benchmarks/callcount.py --load fanout    # calls per delivered frame
     .venv/bin/python benchmarks/callcount.py --a2a-trio-from /tmp/snap
 
 Why a count: every server here is bound by the interpreter (``perf`` put 87 % of a2a_trio's and
@@ -18,6 +20,14 @@ Sixteen keep-alive connections warm up, then counting starts, exactly ``--reques
 16) of the echo agent go out over them, sixteen at a time, and counting stops once every
 answer is in; the counts are divided by the requests.  The a2a_trio server's only background
 work meanwhile, its stall watch, wakes four times a second.
+
+``fanout`` counts scenario 4's work per delivered frame instead (:class:`FanOut`): 500 streams
+subscribe to one ``fanout`` task, and counting runs from the moment every one of them has the
+first event to the moment every one has the 21st, so it covers exactly 20 deliveries to each
+(the job's own work per event included, shared by them all), and neither the streams' opening
+nor their end.  The events are 0.25 s apart, long enough for each to reach every subscriber
+alone even while counting slows the server, so every delivery is one frame in one send, as in
+scenario 4.
 """
 
 from __future__ import annotations
@@ -37,16 +47,30 @@ import attrs
 import trio
 from loadbench import payloads
 from loadbench.client import A2A_HEADERS, Connection
+from loadbench.held import StreamPool
 from loadbench.load import answered, read_stream
 from loadbench.scenario import FLOOR, OURS, Settings, open_servers
 from loadbench.servers import Server, ServerOptions, pin_loadgen
+from loadbench.tasks import create_tasks
 
 CONCURRENCY = 16
 WARMUP_PER_CONNECTION = 20
 COUNTS_TIMEOUT = 30.0
-LOADS = ("send", "stream")
+LOADS = ("send", "stream", "fanout")
+FANOUT_WATCH = 0.002
+"""How often the load generator looks whether every subscriber has the next event."""
 COLUMNS = ("a2a_trio", "trio", "hypercorn", "h11", "stdlib")
 """The packages with a column of their own; the rest are summed as "other"."""
+
+
+@attrs.frozen
+class FanOut:
+    """The ``fanout`` load's size: ``counted`` events delivered to each of ``subscribers``
+    streams are counted, ``interval`` seconds apart."""
+
+    subscribers: int = 500
+    counted: int = 20
+    interval: float = 0.25
 
 
 @attrs.frozen
@@ -138,36 +162,94 @@ async def _run(conns: list[Connection], one: Request, each: int) -> None:
             nursery.start_soon(worker, conn)
 
 
-async def count(server: Server, load: str, requests: int, counts_file: Path) -> Counted:
+async def count(
+    server: Server, load: str, requests: int, counts_file: Path, fanout: FanOut = FanOut()
+) -> Counted:
     """Warm up, then count ``requests`` requests of ``load`` on ``server``, exactly (rounded
-    down to a multiple of the ``CONCURRENCY`` connections, each making as many)."""
+    down to a multiple of the ``CONCURRENCY`` connections, each making as many); for
+    ``fanout``, the deliveries ``fanout`` says."""
+    if load == "fanout":
+        trigger = counts_file.with_name(f"go-{server.pid}")
+        counted = await _count_fanout(server, trigger, fanout)
+    else:
+        counted = await _count_requests(server, load, requests)
+    return await _read_counts(server.name, load, counted, counts_file)
+
+
+async def _count_requests(server: Server, load: str, requests: int) -> int:
     one: Request = _send_one if load == "send" else _stream_one
     each = max(1, requests // CONCURRENCY)
     conns = [Connection(server.port) for _ in range(CONCURRENCY)]
     try:
         await _run(conns, one, WARMUP_PER_CONNECTION)
-        os.kill(server.pid, signal.SIGUSR1)
+        _start_counting(server)
         await trio.sleep(0.2)  # the handler runs at the server's next bytecode
         await _run(conns, one, each)
-        os.kill(server.pid, signal.SIGUSR2)
+        _stop_counting(server)
     finally:
         for conn in conns:
             await conn.aclose()
+    return each * CONCURRENCY
+
+
+async def _count_fanout(server: Server, trigger: Path, fanout: FanOut) -> int:
+    events = fanout.counted + 2  # one before counting starts, one after it stops
+    meta = {"bench": "fanout", "file": str(trigger), "events": events, "interval": fanout.interval}
+    (task_id,) = await create_tasks(server.port, 1, meta)
+    pool = StreamPool(server.port, [payloads.subscribe(task_id)] * fanout.subscribers)
+
+    async def all_have(n: int) -> None:
+        while min(len(stream.delays) for stream in pool.streams) < n:
+            if pool.finished.is_set():
+                raise RuntimeError(f"the fan-out ended early: {pool.errors()}")
+            await trio.sleep(FANOUT_WATCH)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(pool.run)
+        with trio.fail_after(COUNTS_TIMEOUT):
+            await pool.settled.wait()
+            if pool.connected != fanout.subscribers:
+                raise RuntimeError(f"subscribers did not connect: {pool.errors()}")
+            await trio.Path(trigger).touch()
+            await all_have(1)
+            _start_counting(server)
+            await all_have(fanout.counted + 1)
+            _stop_counting(server)
+            await pool.finished.wait()
+    return fanout.counted * fanout.subscribers
+
+
+def _start_counting(server: Server) -> None:
+    os.kill(server.pid, signal.SIGUSR1)
+
+
+def _stop_counting(server: Server) -> None:
+    os.kill(server.pid, signal.SIGUSR2)
+
+
+async def _read_counts(name: str, load: str, counted: int, counts_file: Path) -> Counted:
+    """The server's counts, once it has written them, per counted request (or frame)."""
     written = trio.Path(counts_file)
     with trio.fail_after(COUNTS_TIMEOUT):  # the server writes it from its signal handler
         while not await written.exists():  # noqa: ASYNC110 (another process: no event to wait on)
             await trio.sleep(0.05)
     rows = json.loads(await written.read_text(encoding="utf-8"))
     await written.unlink()
-    starts, resumes = per_request(rows, each * CONCURRENCY)
-    return Counted(server.name, load, each * CONCURRENCY, starts, resumes)
+    starts, resumes = per_request(rows, counted)
+    return Counted(name, load, counted, starts, resumes)
 
 
 async def measure(
-    loads: Iterable[str], requests: int, *, source: str = "", pinned: bool = False
+    loads: Iterable[str],
+    requests: int,
+    *,
+    source: str = "",
+    pinned: bool = False,
+    fanout: FanOut = FanOut(),
 ) -> list[Counted]:
-    """Count ``requests`` requests of each load on a2a_trio (imported from ``source`` if given),
-    then on the raw ASGI floor; ``pinned`` puts the servers on their own CPU."""
+    """Count ``requests`` requests of each load (``fanout``: its deliveries) on a2a_trio
+    (imported from ``source`` if given), then on the raw ASGI floor; ``pinned`` puts the
+    servers on their own CPU."""
     settings = Settings(quick=True, pinned=pinned, servers=(OURS, FLOOR), a2a_trio_path=source)
     results = []
     with tempfile.TemporaryDirectory(prefix="a2a-bench-") as tmp:
@@ -184,12 +266,13 @@ async def measure(
                 if name not in servers:
                     raise RuntimeError(f"the {name} server did not start")
                 for load in loads:
-                    results.append(await count(servers[name], load, requests, counts_file))
+                    counted = await count(servers[name], load, requests, counts_file, fanout)
+                    results.append(counted)
     return results
 
 
 def report(results: list[Counted], top: int) -> list[str]:
-    head = ["server", "load", "requests", "calls/request", *COLUMNS, "other", "resumptions"]
+    head = ["server", "load", "counted", "calls each", *COLUMNS, "other", "resumptions"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in results:
         packages = r.by_package()

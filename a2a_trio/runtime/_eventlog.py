@@ -71,13 +71,19 @@ class EventLogLimits:
 
 
 class Subscription:
-    """One subscriber's view of an event log; iterate it or call :meth:`receive`."""
+    """One subscriber's view of an event log; iterate it or call :meth:`receive`, from one
+    task at a time (a second task receiving while one waits gets ``trio.BusyResourceError``).
+
+    The waiting task is woken with ``trio.lowlevel.reschedule``, not through a ``ParkingLot``:
+    a fan-out wakes every subscriber at every event, and a parking lot's park and wake-up cost
+    six more Python calls, for a lot that would never hold more than one task.
+    """
 
     def __init__(self, log: EventLog, backlog: list[LogEntry], limit: int, *, after: int) -> None:
         self._log = log
         self._pending: deque[LogEntry] = deque(backlog)
         self._limit = limit
-        self._lot = trio.lowlevel.ParkingLot()
+        self._waiter: trio.lowlevel.Task | None = None
         self._overflowed = False
         self._ended = False
         self._handed_over = False
@@ -103,14 +109,28 @@ class Subscription:
             self._log._detach(self)
         else:
             self._pending.append(entry)
-        if self._lot:  # (a subscriber busy elsewhere is not parked: most, in a fan-out)
-            self._lot.unpark_all()
+        self._wake()  # (a subscriber busy elsewhere is not waiting: most, in a fan-out)
 
     def _end(self, *, handed_over: bool = False) -> None:
         self._ended = True
         self._handed_over = handed_over
-        if self._lot:
-            self._lot.unpark_all()
+        self._wake()
+
+    def _wake(self) -> None:
+        if self._waiter is not None:
+            trio.lowlevel.reschedule(self._waiter)
+            self._waiter = None
+
+    async def _wait(self) -> None:
+        """Wait for :meth:`_wake`; a full checkpoint (cancellable, and a schedule point)."""
+        if self._waiter is not None:
+            raise trio.BusyResourceError("another task is already receiving from this subscription")
+        self._waiter = trio.lowlevel.current_task()
+        await trio.lowlevel.wait_task_rescheduled(self._abort_wait)
+
+    def _abort_wait(self, _raise_cancel: trio.lowlevel.RaiseCancelT) -> trio.lowlevel.Abort:
+        self._waiter = None
+        return trio.lowlevel.Abort.SUCCEEDED
 
     def _ended_error(self) -> trio.EndOfChannel:
         return HandedOver(self._had) if self._handed_over else trio.EndOfChannel()
@@ -127,13 +147,14 @@ class Subscription:
         Raises ``SubscriberOverflow`` if this subscriber fell too far behind.  Cancellation is
         safe: no event is lost, the next call returns it.
         """
-        while not self._pending:
+        if self._pending:
+            await trio.lowlevel.checkpoint_if_cancelled()
+        while not self._pending:  # (a wait is a checkpoint of its own)
             if self._overflowed:
                 raise SubscriberOverflow("subscriber fell too far behind; resubscribe")
             if self._ended:
                 raise self._ended_error()
-            await self._lot.park()
-        await trio.lowlevel.checkpoint_if_cancelled()
+            await self._wait()
         return self._take()
 
     def receive_nowait(self) -> LogEntry | None:

@@ -63,9 +63,9 @@ def _enum_hooks(
 ) -> tuple[Callable[[Any], str], Callable[[Any, Any], Any]]:
     names = {m.proto_name(member): member for member in cls}
     numbers = {member.value: member for member in cls}
-
-    def encode(value: m.TaskState | m.Role) -> str:
-        return m.proto_name(value)
+    # A lookup, not ``proto_name``: every event written has a state, and an enum's ``name`` is
+    # a Python property (two calls, on top of the function's own).
+    encode = {member: name for name, member in names.items()}.__getitem__
 
     def decode(value: Any, _type: Any) -> m.TaskState | m.Role:
         found = names.get(value) if isinstance(value, str) else None
@@ -101,7 +101,7 @@ class V1Codec:
             conv.register_structure_hook(cls, decode)
         install_json_value_hooks(conv)
         conv.register_structure_hook_func(lambda t: t is m.Part, self._decode_part)
-        conv.register_unstructure_hook_func(lambda t: t is m.Part, self._encode_union)
+        conv.register_unstructure_hook_func(lambda t: t is m.Part, self.encode)  # its arm's
         conv.register_structure_hook_func(lambda t: t is m.SecurityScheme, self._decode_scheme)
         conv.register_unstructure_hook_func(
             lambda t: t is m.SecurityScheme, self._wrapped_encoder(SCHEME_KEYS)
@@ -115,11 +115,11 @@ class V1Codec:
         conv.register_unstructure_hook_factory(attrs.has, lambda cls: camel_encoder(conv, cls))
         conv.register_structure_hook_factory(attrs.has, lambda cls: camel_decoder(conv, cls))
         self._conv = conv
+        self._encoders: dict[type, Callable[[Any], Any]] = {}
+        """The converter's unstructure hook by class, looked up inline: an encode is one
+        Python call, not two (``Converter.unstructure`` is one of its own)."""
 
     # --- oneofs ---------------------------------------------------------------------------
-
-    def _encode_union(self, value: Any) -> dict[str, Any]:
-        return self._conv.unstructure(value, type(value))  # type: ignore[no-any-return]
 
     def _wrapped_encoder(self, keys: dict[type, str]) -> Callable[[Any], dict[str, Any]]:
         def encode(value: Any) -> dict[str, Any]:
@@ -169,7 +169,13 @@ class V1Codec:
 
     def encode(self, value: Any) -> dict[str, Any]:
         """Any model value -> a dict ready for ``orjson.dumps``."""
-        return self._conv.unstructure(value, type(value))  # type: ignore[no-any-return]
+        cls = type(value)
+        return (self._encoders.get(cls) or self._encoder(cls))(value)  # type: ignore[no-any-return]
+
+    def _encoder(self, cls: type) -> Callable[[Any], Any]:
+        """``cls``'s unstructure hook, remembered in ``_encoders``."""
+        hook = self._encoders[cls] = self._conv.get_unstructure_hook(cls)
+        return hook
 
     def decode[T](self, data: Any, cls: type[T], *, path: str = "$") -> T:
         """Wire JSON -> a model value; bad input raises ``InvalidParamsError`` with its path."""

@@ -206,3 +206,16 @@ async def test_callcount_counts_calls_per_request_on_both_servers() -> None:
         assert packages["h11"] > 0 and packages["trio"] > 0 and result.resumes > 0
         assert (packages.get("a2a_trio", 0) > 0) == (result.server == OURS)
     assert any("a2a_trio makes" in line for line in callcount.report(results, 5))
+
+
+async def test_callcount_counts_calls_per_fanned_out_frame_on_both_servers() -> None:
+    fanout = callcount.FanOut(subscribers=20, counted=3, interval=0.1)
+    results = await callcount.measure(("fanout",), 0, fanout=fanout)
+    assert [(r.server, r.load, r.requests) for r in results] == [
+        (OURS, "fanout", 60),
+        ("asgi floor", "fanout", 60),
+    ]
+    for result in results:
+        packages = result.by_package()
+        assert packages["h11"] > 0 and packages["trio"] > 0 and result.resumes > 0
+        assert (packages.get("a2a_trio", 0) > 0) == (result.server == OURS)

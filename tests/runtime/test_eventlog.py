@@ -89,6 +89,64 @@ async def test_receive_waits_for_the_next_event() -> None:
     assert got == [1]
 
 
+async def test_a_receive_cancelled_while_waiting_loses_no_event() -> None:
+    log = EventLog()
+    sub = log.subscribe()
+    with trio.move_on_after(0.01) as waited:
+        await sub.receive()
+    assert waited.cancelled_caught
+    log.publish(status(m.TaskState.WORKING))  # nobody waits now: nothing to wake
+    log.publish(status(m.TaskState.COMPLETED))
+    log.close()
+    assert [entry.seq async for entry in sub] == [1, 2]
+
+
+async def test_events_published_before_the_waiter_runs_wake_it_once() -> None:
+    log = EventLog()
+    sub = log.subscribe()
+    got: list[int] = []
+
+    async def reader() -> None:
+        got.extend([(await sub.receive()).seq, (await sub.receive()).seq])
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(reader)
+        await trio.testing.wait_all_tasks_blocked()
+        for _ in range(3):  # three wake-ups of one waiting task: trio would refuse a second
+            log.publish(status(m.TaskState.WORKING))
+    assert got == [1, 2]
+    assert sub.receive_nowait() is not None
+
+
+async def test_a_receive_with_an_event_queued_is_still_a_cancel_point() -> None:
+    log = EventLog()
+    sub = log.subscribe()
+    log.publish(status(m.TaskState.WORKING))
+    with trio.CancelScope() as scope:
+        scope.cancel()
+        await sub.receive()
+    assert scope.cancelled_caught
+    assert (await sub.receive()).seq == 1  # still there
+
+
+async def test_two_tasks_receiving_from_one_subscription_is_refused() -> None:
+    log = EventLog()
+    sub = log.subscribe()
+
+    async def first() -> None:
+        with pytest.raises(trio.EndOfChannel):
+            await sub.receive()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(first)
+        await trio.testing.wait_all_tasks_blocked()
+        with pytest.raises(trio.BusyResourceError, match="already receiving"):
+            await sub.receive()
+        log.close()  # ends the first receive, as it would have without the second
+    with pytest.raises(trio.EndOfChannel):
+        await sub.receive()
+
+
 async def test_closed_log_ends_subscribers_after_draining() -> None:
     log = EventLog()
     log.publish(status(m.TaskState.COMPLETED))
