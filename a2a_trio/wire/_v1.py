@@ -123,7 +123,7 @@ class V1Codec:
 
     def _wrapped_encoder(self, keys: dict[type, str]) -> Callable[[Any], dict[str, Any]]:
         def encode(value: Any) -> dict[str, Any]:
-            return {keys[type(value)]: self._conv.unstructure(value, type(value))}
+            return {keys[type(value)]: self.encode(value)}
 
         return encode
 
