@@ -31,14 +31,19 @@ class HeldStream:
     ended: bool = False
     error: str = ""
     delays: list[float] = attrs.Factory(list)
+    """Fan-out delivery times: from each event's emission to its arrival at the socket."""
+    read_delays: list[float] = attrs.Factory(list)
+    """The same up to the moment the load generator read it."""
 
-    def see(self, events: list[Event]) -> None:
-        """Record a batch of events: fan-out delays and the terminal state."""
-        now = time.time()
+    def see(self, events: list[Event], arrived: float) -> None:
+        """Record a batch of events that reached the socket at ``arrived``: fan-out delays
+        and the terminal state."""
+        read = time.time()
         for event in events:
             emitted = emit_time(event.data)
             if emitted is not None:
-                self.delays.append(now - emitted)
+                self.delays.append(arrived - emitted)
+                self.read_delays.append(read - emitted)
             elif is_terminal(event.data):
                 self.terminal = True
 
@@ -104,10 +109,10 @@ class StreamPool:
                 stream.connected = True
                 settled = True
                 self._settle()
-                stream.see(events)
+                stream.see(events, conn.arrived)
                 while (events := await conn.events()) is not None:
                     stream.comments = conn.comments
-                    stream.see(events)
+                    stream.see(events, conn.arrived)
                 stream.ended = True
         except (OSError, ProtocolError, trio.BrokenResourceError) as exc:
             stream.error = f"{type(exc).__name__}: {exc}"[:120]

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ import purge
 import sendcost
 import trio
 from loadbench import payloads
+from loadbench.client import KERNEL_STAMPS, STREAM_HEADERS, Connection
 from loadbench.held import StreamPool
 from loadbench.http1 import ResponseParser
 from loadbench.load import LoadResult, closed_loop
@@ -47,6 +50,40 @@ def test_chunked_response_split_anywhere() -> None:
         assert parser.done
         assert [e.data for e in events] == [b'{"a": 1}']
         assert sse.comments == 1
+
+
+async def test_a_read_says_when_its_bytes_arrived_not_when_they_were_read() -> None:
+    """An event sent at once but read 0.3 s later: ``arrived`` is the kernel's timestamp of
+    its arrival (Linux), which the fan-out's delivery times use; elsewhere, the read's time."""
+    frame = b"data: {}\n\n"
+    chunk = b"%x\r\n%s\r\n" % (len(frame), frame)
+    sent_at: list[float] = []
+
+    async def answer(stream: trio.SocketStream) -> None:
+        request = b""
+        while b"\r\n\r\n" not in request:
+            request += await stream.receive_some(4096)
+        head = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n"
+        await stream.send_all(head)
+        await trio.sleep(0.05)  # the event after the head: a read of its own
+        sent_at.append(time.time())
+        await stream.send_all(chunk)
+        await trio.sleep_forever()
+
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(partial(trio.serve_tcp, answer, 0, host="127.0.0.1"))
+        port = listeners[0].socket.getsockname()[1]
+        async with Connection(port) as conn:
+            await conn.start_stream("/", b"{}", STREAM_HEADERS)
+            await trio.sleep(0.3)
+            read_from = time.time()
+            events = await conn.events()
+        nursery.cancel_scope.cancel()
+    assert events is not None and [e.data for e in events] == [b"{}"]
+    if KERNEL_STAMPS:
+        assert sent_at[0] - 0.01 <= conn.arrived <= sent_at[0] + 0.1 < read_from
+    else:
+        assert conn.arrived >= read_from
 
 
 def test_percentile_nearest_rank() -> None:
