@@ -52,6 +52,7 @@ class Delivery:
     """One server's fan-out figures and its table row."""
 
     latency: Latency
+    as_read: Latency
     cpu_us_per_frame: float
     loadgen_us_per_frame: float
     row: list[object]
@@ -84,7 +85,7 @@ async def _fan_out(
     per_frame = cpu * 1e6 / lat.count if lat.count else float("nan")
     loadgen = own * 1e6 / lat.count if lat.count else float("nan")
     row += [lat.p50_ms, lat.p99_ms, worst, as_read.p99_ms, per_frame, errors]
-    return Delivery(lat, per_frame, loadgen, row)
+    return Delivery(lat, as_read, per_frame, loadgen, row)
 
 
 async def run(settings: Settings) -> Section:
@@ -113,10 +114,13 @@ async def run(settings: Settings) -> Section:
     if OURS in found and FLOOR in found:
         section.notes.append(_against_floor(found[OURS], found[FLOOR]))
     if OURS in found:
-        lat = found[OURS].latency
+        lat, as_read = found[OURS].latency, found[OURS].as_read
         whole = lat.count == subscribers * events
         met = whole and lat.p99_ms < 50
-        measured = f"{lat.p99_ms:.1f} ms, {lat.count:,} of {subscribers * events:,} delivered"
+        measured = (
+            f"{lat.p99_ms:.1f} ms at arrival ({as_read.p99_ms:.1f} ms as read), "
+            f"{lat.count:,} of {subscribers * events:,} delivered"
+        )
         section.goals.append(Goal("a2a_trio p99 delivery < 50 ms, every event", met, measured))
     return section
 
