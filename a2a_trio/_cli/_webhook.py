@@ -21,8 +21,9 @@ from .. import model as m
 from ..errors import InvalidParamsError, ParseError
 from ..server._body import BodyTooLargeError
 from ..server._jsonrpc_endpoint import ClientGone, read_body
-from ..server._listen import listening, serve_on
+from ..server._listen import listening
 from ..server._tenants import request_headers
+from ..server._worker import serve_on
 from ..wire import V03, V1, dumps, loads
 from ._view import parts_text
 

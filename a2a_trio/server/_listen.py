@@ -1,21 +1,16 @@
 """Listening on a server's address, and saying plainly why it cannot: in the terms of whoever
-chose the address (``serve(port=...)``, ``a2a-trio serve --port``); then hypercorn's trio
-worker serving an app there."""
+chose the address (``serve(port=...)``, ``a2a-trio serve --port``).  Serving an app there is
+``_worker.serve_on``."""
 
 from __future__ import annotations
 
 import errno
 import socket
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import partial
-from typing import Any
 
 import attrs
-import trio
-from hypercorn.config import Config, Sockets
-from hypercorn.trio.run import worker_serve
-from hypercorn.utils import wrap_app
+from hypercorn.config import Sockets
 
 
 @attrs.frozen
@@ -98,25 +93,3 @@ def listening(host: str, port: int, *, backlog: int) -> Iterator[Sockets]:
     finally:
         for sock in sockets.insecure_sockets:
             sock.close()
-
-
-async def serve_on(
-    app: Any,
-    http: Config,
-    sockets: Sockets,
-    *,
-    shutdown_trigger: Callable[[], Awaitable[None]] | None = None,
-    task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
-) -> None:
-    """hypercorn's trio worker serving the ASGI ``app`` on ``sockets`` until cancelled (or
-    ``shutdown_trigger`` returns); reports the first bound base URL once it accepts."""
-    worker = partial(
-        worker_serve,
-        wrap_app(app, http.wsgi_max_body_size, "asgi"),
-        http,
-        sockets=sockets,
-        shutdown_trigger=shutdown_trigger,
-    )
-    async with trio.open_nursery() as nursery:
-        binds = await nursery.start(worker)
-        task_status.started(binds[0])

@@ -16,7 +16,8 @@ from ..runtime import Agent
 from ..store import TaskStore
 from ._app import StoreFactory, create_app, store_factory_for
 from ._config import ServerConfig
-from ._listen import listening, serve_on
+from ._listen import listening
+from ._worker import serve_on
 
 
 def hypercorn_config(host: str, port: int) -> HypercornConfig:

@@ -1,0 +1,245 @@
+"""The keep-alive timer of the served connections (``_keepalive``), on real sockets through
+hypercorn's protocols: idle connections close after the timeout and at shutdown, busy ones are
+never cut, and a client that leaves costs nothing afterwards."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from functools import partial
+from typing import Any
+
+import trio
+import trio.testing
+from hypercorn.config import Config
+from hypercorn.trio.task_group import TaskGroup
+from hypercorn.trio.worker_context import WorkerContext
+
+from a2a_trio.server._keepalive import KeepAliveTimer
+from a2a_trio.server._listen import listening
+from a2a_trio.server._worker import serve_on
+
+TIMEOUT = 0.5
+"""The keep-alive timeout of the tests that wait for it (seconds)."""
+
+
+class App:
+    """``/fast`` answers at once; ``/slow`` once :attr:`release` is set; both say ``ok``."""
+
+    def __init__(self) -> None:
+        self.release = trio.Event()
+        self.slow_started = trio.Event()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] != "lifespan.shutdown":
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        if scope["path"] == "/slow":
+            self.slow_started.set()
+            if not await self._released(receive):
+                return  # its client is gone
+        headers = [(b"content-length", b"2")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    async def _released(self, receive: Any) -> bool:
+        """Waits for :attr:`release`; False if the client disconnects first."""
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._wait_release, nursery.cancel_scope)
+            await receive()  # the request's (empty) body
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            nursery.cancel_scope.cancel()
+            return False
+        return True
+
+    async def _wait_release(self, scope: trio.CancelScope) -> None:
+        await self.release.wait()
+        scope.cancel()
+
+
+@asynccontextmanager
+async def served(
+    app: App, *, keep_alive: float, shutdown: trio.Event | None = None
+) -> AsyncIterator[tuple[int, trio.Nursery]]:
+    """``app`` served on a free port of 127.0.0.1: its port, and the nursery serving it."""
+    http = Config()
+    http.accesslog = None
+    http.keep_alive_timeout = keep_alive
+    with listening("127.0.0.1", 0, backlog=16) as sockets:
+        port = sockets.insecure_sockets[0].getsockname()[1]
+        trigger: Callable[[], Awaitable[None]] | None = None if shutdown is None else shutdown.wait
+        async with trio.open_nursery() as nursery:
+            await nursery.start(partial(serve_on, app, http, sockets, shutdown_trigger=trigger))
+            yield port, nursery
+            nursery.cancel_scope.cancel()
+
+
+async def connect(port: int, nursery: trio.Nursery) -> trio.SocketStream:
+    """A connection to the server on ``port``, closed with the server's ``nursery``."""
+    stream = await trio.open_tcp_stream("127.0.0.1", port)
+    nursery.start_soon(close_when_cancelled, stream)
+    return stream
+
+
+async def close_when_cancelled(stream: trio.SocketStream) -> None:
+    try:
+        await trio.sleep_forever()
+    finally:
+        stream.socket.close()
+
+
+async def ask(stream: trio.SocketStream, path: str) -> bytes:
+    """One GET on ``stream``: the response's body (empty when the server closed instead)."""
+    await stream.send_all(f"GET {path} HTTP/1.1\r\nHost: test\r\n\r\n".encode())
+    received = b""
+    while b"\r\n\r\n" not in received:
+        data = await stream.receive_some()
+        if not data:
+            return b""
+        received += data
+    head, _, body = received.partition(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":")[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    )
+    while len(body) < length:
+        body += await stream.receive_some()
+    return body
+
+
+async def closed_by_server(stream: trio.SocketStream) -> bool:
+    """Whether the server closed ``stream`` (reads until the end, sending nothing)."""
+    return await stream.receive_some() == b""
+
+
+def open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+async def test_an_idle_connection_closes_after_the_timeout_not_before() -> None:
+    async with served(App(), keep_alive=TIMEOUT) as (port, nursery):
+        stream = await connect(port, nursery)
+        assert await ask(stream, "/fast") == b"ok"
+        idle_since = trio.current_time()
+        with trio.fail_after(TIMEOUT + 5):
+            assert await closed_by_server(stream)
+        assert trio.current_time() - idle_since >= TIMEOUT * 0.9
+
+
+async def test_requests_inside_the_timeout_keep_one_connection_open() -> None:
+    async with served(App(), keep_alive=TIMEOUT) as (port, nursery):
+        stream = await connect(port, nursery)
+        for _ in range(6):  # three timeouts long, on the same connection
+            assert await ask(stream, "/fast") == b"ok"
+            await trio.sleep(TIMEOUT / 2)
+        assert await ask(stream, "/fast") == b"ok"
+
+
+async def test_a_request_longer_than_the_timeout_is_answered_then_timed_again() -> None:
+    app = App()
+    async with served(app, keep_alive=TIMEOUT) as (port, nursery):
+        stream = await connect(port, nursery)
+
+        async def release_later() -> None:
+            await app.slow_started.wait()
+            await trio.sleep(TIMEOUT * 3)
+            app.release.set()
+
+        nursery.start_soon(release_later)
+        assert await ask(stream, "/slow") == b"ok"
+        assert await ask(stream, "/fast") == b"ok"  # still open after its long request
+        with trio.fail_after(TIMEOUT + 5):
+            assert await closed_by_server(stream)  # and idle again, timed again
+
+
+async def test_shutdown_closes_idle_connections_at_once_and_lets_busy_ones_finish() -> None:
+    app = App()
+    shutdown = trio.Event()
+    async with served(app, keep_alive=60, shutdown=shutdown) as (port, nursery):
+        idle = await connect(port, nursery)
+        assert await ask(idle, "/fast") == b"ok"
+        busy = await connect(port, nursery)
+        answered = trio.Event()
+        seen: list[object] = []
+
+        async def slow() -> None:
+            seen.append(await ask(busy, "/slow"))
+            answered.set()
+            seen.append(await closed_by_server(busy))
+
+        nursery.start_soon(slow)
+        await app.slow_started.wait()
+        shutdown.set()
+        with trio.fail_after(5):  # not the 60 s keep-alive timeout
+            assert await closed_by_server(idle)
+        assert seen == []
+        app.release.set()
+        with trio.fail_after(5):
+            await answered.wait()
+            while len(seen) < 2:  # noqa: ASYNC110 (its reader, polled)
+                await trio.sleep(0.01)
+        assert seen == [b"ok", True]  # answered, then closed
+
+
+async def test_a_client_that_leaves_is_released_at_once_idle_or_busy() -> None:
+    """hypercorn's own idle timer held a connection whose client left while it was idle until
+    its keep-alive timeout ran out; one whose client left mid-request must not wait for the
+    server's shutdown either (its timer task ends with it)."""
+    app = App()
+    async with served(app, keep_alive=60) as (port, nursery):
+        before = open_descriptors()
+        idle = await connect(port, nursery)
+        assert await ask(idle, "/fast") == b"ok"
+        busy = await connect(port, nursery)
+        await busy.send_all(b"GET /slow HTTP/1.1\r\nHost: test\r\n\r\n")
+        await app.slow_started.wait()
+        await idle.aclose()
+        await busy.aclose()
+        with trio.fail_after(5):  # not the 60 s keep-alive timeout, not the shutdown
+            while open_descriptors() > before:  # noqa: ASYNC110 (the kernel's table, polled)
+                await trio.sleep(0.01)
+
+
+class Closes:
+    """A connection's close, as the timer calls it: counted."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.context = WorkerContext(None)
+
+    async def __call__(self) -> None:
+        self.count += 1
+
+    def timer(self, timeout: float) -> KeepAliveTimer:
+        return KeepAliveTimer(timeout, self.context.terminated, self)
+
+
+async def test_an_idle_spell_ended_before_its_deadline_was_seen_closes_nothing() -> None:
+    """The timer's deadline is already here, but before its task runs the connection is busy
+    again: it waits on, and at shutdown leaves the busy connection to hypercorn."""
+    closes = Closes()
+    async with TaskGroup() as group:
+        timer = closes.timer(0)
+        await timer.restart(group, None)  # idle, and its deadline is already here ...
+        await timer.stop()  # ... but a request came before the timer's task ran
+        await trio.testing.wait_all_tasks_blocked()
+        assert closes.count == 0
+        await closes.context.terminated.set()
+        await trio.testing.wait_all_tasks_blocked()
+    assert closes.count == 0  # and its task ended: the group was left
+
+
+async def test_an_idle_connection_is_closed_once_when_the_server_shuts_down() -> None:
+    closes = Closes()
+    async with TaskGroup() as group:
+        timer = closes.timer(60)
+        await timer.restart(group, None)
+        await trio.testing.wait_all_tasks_blocked()
+        await timer.restart(group, None)  # a second idle spell: still one task
+        await closes.context.terminated.set()
+    assert closes.count == 1
