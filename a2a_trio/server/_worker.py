@@ -1,7 +1,8 @@
 """hypercorn's trio worker, put together here from hypercorn's own parts (its lifespan, its
-connections and protocols) so that its connections are :class:`KeptAliveConnection` s:
-hypercorn's ``worker_serve`` builds its connections itself, with the idle timer that cost a
-quarter of a request's CPU (:mod:`._keepalive`).  Serving is otherwise hypercorn's: plain
+connections and protocols) so that its connections are :class:`KeptAliveConnection` s, their
+idle spells timed by one :class:`KeepAlive` sweeper: hypercorn's ``worker_serve`` builds its
+connections itself, with the idle timer that cost a sixth of a request's CPU
+(:mod:`._keepalive`).  Serving is otherwise hypercorn's: plain
 HTTP/1.1 and h2c on the sockets given, the app's lifespan around the connections, and the same
 graceful shutdown."""
 
@@ -18,7 +19,7 @@ from hypercorn.trio.worker_context import WorkerContext
 from hypercorn.typing import ConnectionState, LifespanState
 from hypercorn.utils import repr_socket_addr, wrap_app
 
-from ._keepalive import KeptAliveConnection
+from ._keepalive import KeepAlive, KeptAliveConnection
 
 
 async def serve_on(
@@ -51,8 +52,10 @@ async def serve_on(
         await lifespan_nursery.start(lifespan.handle_lifespan)
         await lifespan.wait_for_startup()
         state = ConnectionState(lifespan_state.copy())
-        connection = partial(KeptAliveConnection, asgi, http, context, state)
+        keepalive = KeepAlive(http.keep_alive_timeout, context.terminated)
+        connection = partial(KeptAliveConnection, keepalive, asgi, http, context, state)
         async with trio.open_nursery() as connections:
+            connections.start_soon(keepalive.run)
             for url in urls:
                 await http.log.info(f"Running on {url} (CTRL + C to quit)")
             try:

@@ -13,10 +13,9 @@ from typing import Any
 import trio
 import trio.testing
 from hypercorn.config import Config
-from hypercorn.trio.task_group import TaskGroup
 from hypercorn.trio.worker_context import WorkerContext
 
-from a2a_trio.server._keepalive import KeepAliveTimer
+from a2a_trio.server._keepalive import KeepAlive
 from a2a_trio.server._listen import listening
 from a2a_trio.server._worker import serve_on
 
@@ -205,41 +204,52 @@ async def test_a_client_that_leaves_is_released_at_once_idle_or_busy() -> None:
                 await trio.sleep(0.01)
 
 
-class Closes:
-    """A connection's close, as the timer calls it: counted."""
+class Connection:
+    """A connection as :class:`KeepAlive` sees it: it only gets closed (at these times)."""
 
     def __init__(self) -> None:
-        self.count = 0
-        self.context = WorkerContext(None)
+        self.closed_at: list[float] = []
 
-    async def __call__(self) -> None:
-        self.count += 1
-
-    def timer(self, timeout: float) -> KeepAliveTimer:
-        return KeepAliveTimer(timeout, self.context.terminated, self)
+    def close_soon(self) -> None:
+        self.closed_at.append(trio.current_time())
 
 
-async def test_an_idle_spell_ended_before_its_deadline_was_seen_closes_nothing() -> None:
-    """The timer's deadline is already here, but before its task runs the connection is busy
-    again: it waits on, and at shutdown leaves the busy connection to hypercorn."""
-    closes = Closes()
-    async with TaskGroup() as group:
-        timer = closes.timer(0)
-        await timer.restart(group, None)  # idle, and its deadline is already here ...
-        await timer.stop()  # ... but a request came before the timer's task ran
-        await trio.testing.wait_all_tasks_blocked()
-        assert closes.count == 0
-        await closes.context.terminated.set()
-        await trio.testing.wait_all_tasks_blocked()
-    assert closes.count == 0  # and its task ended: the group was left
+async def test_the_sweeper_closes_what_stayed_idle_and_nothing_that_got_busy(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    context = WorkerContext(None)
+    keepalive = KeepAlive(30, context.terminated)
+    a, b, c, d, late = (Connection() for _ in range(5))
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(keepalive.run)
+        keepalive.idle(a)
+        keepalive.idle(b)
+        await trio.sleep(10)
+        keepalive.busy(b)  # a request came
+        keepalive.idle(c)
+        await trio.sleep(5)
+        keepalive.busy(c)  # and c's spell ends, a new one starts:
+        keepalive.idle(c)  # its deadline moves from 40 to 45
+        await trio.sleep(60)
+        assert (a.closed_at, b.closed_at, c.closed_at) == ([30], [], [45])
+        keepalive.idle(d)
+        await trio.sleep(1)
+        await context.terminated.set()  # the server shuts down: d goes at once
+    assert d.closed_at == [76]  # and the sweeper returned
+    keepalive.idle(late)  # a connection accepted as it stopped
+    assert late.closed_at == [76]
 
 
-async def test_an_idle_connection_is_closed_once_when_the_server_shuts_down() -> None:
-    closes = Closes()
-    async with TaskGroup() as group:
-        timer = closes.timer(60)
-        await timer.restart(group, None)
-        await trio.testing.wait_all_tasks_blocked()
-        await timer.restart(group, None)  # a second idle spell: still one task
-        await closes.context.terminated.set()
-    assert closes.count == 1
+async def test_a_busy_connection_is_left_to_finish_at_shutdown(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    context = WorkerContext(None)
+    keepalive = KeepAlive(30, context.terminated)
+    busy = Connection()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(keepalive.run)
+        keepalive.idle(busy)
+        keepalive.busy(busy)
+        await trio.sleep(1)
+        await context.terminated.set()
+    assert busy.closed_at == []  # hypercorn closes it once its request is answered
