@@ -100,11 +100,15 @@ class KeptAliveConnection(TCPServer):
         self.idle_task = _IdleSpells(keepalive, self)  # type: ignore[assignment]  # same methods
         self._keepalive = keepalive
         self._group: TaskGroup | None = None
+        self._reading = True
+        """False once the reader ended: hypercorn closes the connection then, though its
+        protocol may still report it idle (an answer finished after the client reset it)."""
 
     def turned_idle(self, task_group: TaskGroup) -> None:
         """Idle from now; ``task_group`` holds this connection's tasks."""
-        self._group = task_group
-        self._keepalive.idle(self)
+        if self._reading:
+            self._group = task_group
+            self._keepalive.idle(self)
 
     def close_soon(self) -> None:
         """Close this idle connection, in a task of its own (as hypercorn's timer does)."""
@@ -119,6 +123,7 @@ class KeptAliveConnection(TCPServer):
         try:
             await super()._read_data()
         finally:  # the client is gone: hypercorn closes the connection itself
+            self._reading = False
             self._keepalive.busy(self)
 
 

@@ -339,7 +339,7 @@ async def drain(soak: CrashSoak, server: Server, rng: random.Random) -> str:
         task = events[0][1]
         assert isinstance(task, m.Task), events
         assert task.id == late or last_state(events) == "FAILED", events
-    assert await server.process.wait() == 0
+    assert await server.process.wait() == 0, "\n".join(server.stderr)
     return late
 
 
@@ -405,7 +405,7 @@ async def test_crash_soak(store: str, stop: str, tmp_path: Path) -> None:
                     adopted = await soak.settle_all(V1JsonRpc(http))
                     resumed = await check_resumes(soak, http, rng)
                 server.process.send_signal(signal.SIGTERM)
-                assert await server.process.wait() == 0
+                assert await server.process.wait() == 0, "\n".join(server.stderr)
                 ends = await check_tasks(soak, killed=stop == "sigkill")
                 print(
                     f"{len(soak.tasks)} tasks ({adopted} found in the store only), ended"

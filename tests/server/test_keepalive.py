@@ -5,6 +5,8 @@ never cut, and a client that leaves costs nothing afterwards."""
 from __future__ import annotations
 
 import os
+import socket
+import struct
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from functools import partial
@@ -24,7 +26,9 @@ TIMEOUT = 0.5
 
 
 class App:
-    """``/fast`` answers at once; ``/slow`` once :attr:`release` is set; both say ``ok``."""
+    """``/fast`` answers at once; ``/slow`` once :attr:`release` is set, unless its client
+    left; ``/deaf`` once :attr:`release` is set, whether its client is there or not; all say
+    ``ok``."""
 
     def __init__(self) -> None:
         self.release = trio.Event()
@@ -40,6 +44,9 @@ class App:
             self.slow_started.set()
             if not await self._released(receive):
                 return  # its client is gone
+        elif scope["path"] == "/deaf":
+            self.slow_started.set()
+            await self.release.wait()
         headers = [(b"content-length", b"2")]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": b"ok"})
@@ -202,6 +209,26 @@ async def test_a_client_that_leaves_is_released_at_once_idle_or_busy() -> None:
         with trio.fail_after(5):  # not the 60 s keep-alive timeout, not the shutdown
             while open_descriptors() > before:  # noqa: ASYNC110 (the kernel's table, polled)
                 await trio.sleep(0.01)
+
+
+async def test_an_answer_finished_after_its_client_reset_the_connection_is_not_timed() -> None:
+    """The client resets its connection mid-request; the app answers all the same, and
+    hypercorn's protocol, which never saw the end of the stream, reports the connection idle
+    after its reader is gone.  It is not timed then: neither the timeout nor the shutdown
+    may try to close it (its tasks are gone by then)."""
+    app = App()
+    shutdown = trio.Event()
+    async with served(app, keep_alive=0.3, shutdown=shutdown) as (port, nursery):
+        client = await connect(port, nursery)
+        await client.send_all(b"GET /deaf HTTP/1.1\r\nHost: test\r\n\r\n")
+        await app.slow_started.wait()
+        client.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        client.socket.close()  # a reset, not an end of stream
+        await trio.sleep(0.1)
+        app.release.set()
+        await trio.sleep(0.6)  # past the keep-alive timeout
+        shutdown.set()
+        await trio.sleep(0.2)  # a close tried on it would have failed the server by now
 
 
 class Connection:
