@@ -42,10 +42,12 @@ class KeepAlive:
         start plus the same timeout, and a new spell is put at the end."""
         self._wait = trio.CancelScope()
         """The sweeper's current wait; its deadline is never after the oldest spell's."""
+        self._swept = False
+        """True once the sweeper closed the idle connections at shutdown and returned."""
 
     def idle(self, connection: KeptAliveConnection) -> None:
         """``connection`` is idle from now."""
-        if self._terminated.is_set():  # accepted as the server stopped: nothing to wait for
+        if self._swept:  # idle after the shutdown's sweep (accepted as the server stopped)
             connection.close_soon()
             return
         deadline = trio.current_time() + self._timeout
@@ -69,6 +71,7 @@ class KeepAlive:
                 for connection in self._idle:
                     connection.close_soon()
                 self._idle.clear()
+                self._swept = True
                 return
             now = trio.current_time()
             expired = []

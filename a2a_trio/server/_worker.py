@@ -2,9 +2,8 @@
 connections and protocols) so that its connections are :class:`KeptAliveConnection` s, their
 idle spells timed by one :class:`KeepAlive` sweeper: hypercorn's ``worker_serve`` builds its
 connections itself, with the idle timer that cost a sixth of a request's CPU
-(:mod:`._keepalive`).  Serving is otherwise hypercorn's: plain
-HTTP/1.1 and h2c on the sockets given, the app's lifespan around the connections, and the same
-graceful shutdown."""
+(:mod:`._keepalive`).  Serving is otherwise hypercorn's: plain HTTP/1.1 and h2c on the
+sockets given, the app's lifespan around the connections, and the same graceful shutdown."""
 
 from __future__ import annotations
 
