@@ -194,8 +194,8 @@ async def test_shutdown_closes_idle_connections_at_once_and_lets_busy_ones_finis
 
 async def test_a_client_that_leaves_is_released_at_once_idle_or_busy() -> None:
     """hypercorn's own idle timer held a connection whose client left while it was idle until
-    its keep-alive timeout ran out; one whose client left mid-request must not wait for the
-    server's shutdown either (its timer task ends with it)."""
+    its keep-alive timeout ran out; one whose client left mid-request is released as soon as
+    its app has seen the disconnect, not at the timeout or the server's shutdown."""
     app = App()
     async with served(app, keep_alive=60) as (port, nursery):
         before = open_descriptors()
