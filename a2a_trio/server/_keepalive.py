@@ -20,13 +20,17 @@ hypercorn held it, socket included, until its timeout.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Protocol
 
 import trio
-from hypercorn.config import Config
-from hypercorn.trio.tcp_server import TCPServer
-from hypercorn.trio.worker_context import WorkerContext
-from hypercorn.typing import AppWrapper, ConnectionState, Event, TaskGroup
+from hypercorn.typing import Event
+
+
+class Idling(Protocol):
+    """A connection as the sweeper sees it (:class:`~._connection.Connection`)."""
+
+    def close_soon(self) -> None:
+        """Close this idle connection, without waiting for it."""
 
 
 class KeepAlive:
@@ -37,7 +41,7 @@ class KeepAlive:
     def __init__(self, timeout: float, terminated: Event) -> None:
         self._timeout = timeout
         self._terminated = terminated
-        self._idle: dict[KeptAliveConnection, float] = {}
+        self._idle: dict[Idling, float] = {}
         """Idle connections and their deadlines, oldest first: every deadline is its spell's
         start plus the same timeout, and a new spell is put at the end."""
         self._wait = trio.CancelScope()
@@ -45,7 +49,7 @@ class KeepAlive:
         self._swept = False
         """True once the sweeper closed the idle connections at shutdown and returned."""
 
-    def idle(self, connection: KeptAliveConnection) -> None:
+    def idle(self, connection: Idling) -> None:
         """``connection`` is idle from now."""
         if self._swept:  # idle after the shutdown's sweep (accepted as the server stopped)
             connection.close_soon()
@@ -56,7 +60,7 @@ class KeepAlive:
             self._wait.deadline = deadline
         self._idle[connection] = deadline
 
-    def busy(self, connection: KeptAliveConnection) -> None:
+    def busy(self, connection: Idling) -> None:
         """``connection`` has a request, or its client is gone: not idle any more.  (The
         sweeper's wait keeps its deadline: it may wake for nothing, then waits on.)"""
         self._idle.pop(connection, None)
@@ -82,67 +86,3 @@ class KeepAlive:
             for connection in expired:
                 del self._idle[connection]
                 connection.close_soon()
-
-
-class KeptAliveConnection(TCPServer):
-    """hypercorn's trio connection (``TCPServer``) with its idle spells timed by the server's
-    :class:`KeepAlive`.  It uses three of ``TCPServer``'s internals (``idle_task``,
-    ``_read_data``, ``_initiate_server_close``), hence pyproject's bound on hypercorn's
-    version; tests/server/test_keepalive.py pins the behaviour on real sockets."""
-
-    def __init__(
-        self,
-        keepalive: KeepAlive,
-        app: AppWrapper,
-        config: Config,
-        context: WorkerContext,
-        state: ConnectionState,
-        stream: Any,
-    ) -> None:
-        super().__init__(app, config, context, state, stream)
-        self.idle_task = _IdleSpells(keepalive, self)  # type: ignore[assignment]  # same methods
-        self._keepalive = keepalive
-        self._group: TaskGroup | None = None
-        self._reading = True
-        """False once the reader ended: hypercorn closes the connection then, though its
-        protocol may still report it idle (an answer finished after the client reset it)."""
-
-    def turned_idle(self, task_group: TaskGroup) -> None:
-        """Idle from now; ``task_group`` holds this connection's tasks."""
-        if self._reading:
-            self._group = task_group
-            self._keepalive.idle(self)
-
-    def close_soon(self) -> None:
-        """Close this idle connection, in a task of its own (as hypercorn's timer does)."""
-        assert self._group is not None, "only an idle connection is closed, and it has its group"
-        self._group.spawn(self._close)
-
-    async def _close(self) -> None:
-        with trio.CancelScope(shield=True):
-            await self._initiate_server_close()
-
-    async def _read_data(self) -> None:
-        try:
-            await super()._read_data()
-        finally:  # the client is gone: hypercorn closes the connection itself
-            self._reading = False
-            self._keepalive.busy(self)
-
-
-class _IdleSpells:
-    """What hypercorn calls a connection's idle timer (``restart`` when a response ended,
-    ``stop`` when a request came), passed on to the server's :class:`KeepAlive`."""
-
-    __slots__ = ("_connection", "_keepalive")
-
-    def __init__(self, keepalive: KeepAlive, connection: KeptAliveConnection) -> None:
-        self._keepalive = keepalive
-        self._connection = connection
-
-    async def restart(self, task_group: TaskGroup, _action: object) -> None:
-        """Idle from now (``_action``, hypercorn's own timer, is not run)."""
-        self._connection.turned_idle(task_group)
-
-    async def stop(self) -> None:
-        self._keepalive.busy(self._connection)

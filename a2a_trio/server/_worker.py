@@ -1,9 +1,10 @@
 """hypercorn's trio worker, put together here from hypercorn's own parts (its lifespan, its
-connections and protocols) so that its connections are :class:`KeptAliveConnection` s, their
-idle spells timed by one :class:`KeepAlive` sweeper: hypercorn's ``worker_serve`` builds its
-connections itself, with the idle timer that cost a sixth of a request's CPU
-(:mod:`._keepalive`).  Serving is otherwise hypercorn's: plain HTTP/1.1 and h2c on the
-sockets given, the app's lifespan around the connections, and the same graceful shutdown."""
+connections and protocols) so that its connections are :class:`Connection` s: their idle
+spells timed by one :class:`KeepAlive` sweeper, their sends written straight to the socket
+(:mod:`._connection`).  hypercorn's ``worker_serve`` builds its connections itself, with an
+idle timer that was a sixth of a request's Python calls and a send path that was half of a
+fanned-out frame's.  Serving is otherwise hypercorn's: plain HTTP/1.1 and h2c on the sockets
+given, the app's lifespan around the connections, and the same graceful shutdown."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from hypercorn.trio.worker_context import WorkerContext
 from hypercorn.typing import ConnectionState, LifespanState
 from hypercorn.utils import repr_socket_addr, wrap_app
 
-from ._keepalive import KeepAlive, KeptAliveConnection
+from ._connection import Connection
+from ._keepalive import KeepAlive
 
 
 async def serve_on(
@@ -52,7 +54,7 @@ async def serve_on(
         await lifespan.wait_for_startup()
         state = ConnectionState(lifespan_state.copy())
         keepalive = KeepAlive(http.keep_alive_timeout, context.terminated)
-        connection = partial(KeptAliveConnection, keepalive, asgi, http, context, state)
+        connection = partial(Connection, keepalive, asgi, http, context, state)
         async with trio.open_nursery() as connections:
             connections.start_soon(keepalive.run)
             for url in urls:

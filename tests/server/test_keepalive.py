@@ -7,19 +7,15 @@ from __future__ import annotations
 import os
 import socket
 import struct
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
-from functools import partial
 from typing import Any
 
 import trio
 import trio.testing
-from hypercorn.config import Config
 from hypercorn.trio.worker_context import WorkerContext
 
 from a2a_trio.server._keepalive import KeepAlive
-from a2a_trio.server._listen import listening
-from a2a_trio.server._worker import serve_on
+
+from .served_asgi import connect, lifespan, served
 
 TIMEOUT = 0.5
 """The keep-alive timeout of the tests that wait for it (seconds)."""
@@ -36,9 +32,7 @@ class App:
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
-            while (await receive())["type"] != "lifespan.shutdown":
-                await send({"type": "lifespan.startup.complete"})
-            await send({"type": "lifespan.shutdown.complete"})
+            await lifespan(receive, send)
             return
         if scope["path"] == "/slow":
             self.slow_started.set()
@@ -65,37 +59,6 @@ class App:
     async def _wait_release(self, scope: trio.CancelScope) -> None:
         await self.release.wait()
         scope.cancel()
-
-
-@asynccontextmanager
-async def served(
-    app: App, *, keep_alive: float, shutdown: trio.Event | None = None
-) -> AsyncIterator[tuple[int, trio.Nursery]]:
-    """``app`` served on a free port of 127.0.0.1: its port, and the nursery serving it."""
-    http = Config()
-    http.accesslog = None
-    http.keep_alive_timeout = keep_alive
-    with listening("127.0.0.1", 0, backlog=16) as sockets:
-        port = sockets.insecure_sockets[0].getsockname()[1]
-        trigger: Callable[[], Awaitable[None]] | None = None if shutdown is None else shutdown.wait
-        async with trio.open_nursery() as nursery:
-            await nursery.start(partial(serve_on, app, http, sockets, shutdown_trigger=trigger))
-            yield port, nursery
-            nursery.cancel_scope.cancel()
-
-
-async def connect(port: int, nursery: trio.Nursery) -> trio.SocketStream:
-    """A connection to the server on ``port``, closed with the server's ``nursery``."""
-    stream = await trio.open_tcp_stream("127.0.0.1", port)
-    nursery.start_soon(close_when_cancelled, stream)
-    return stream
-
-
-async def close_when_cancelled(stream: trio.SocketStream) -> None:
-    try:
-        await trio.sleep_forever()
-    finally:
-        stream.socket.close()
 
 
 async def ask(stream: trio.SocketStream, path: str) -> bytes:
